@@ -1,0 +1,94 @@
+#include <metaguard/device.h>
+
+#include <mutex>
+
+namespace metaguard {
+namespace {
+
+// The default device is per-process; a mutex keeps optional<Device> reads
+// and writes whole across threads.
+std::mutex default_mutex;
+std::optional<torch::Device> default_slot;
+
+// Innermost live scope of this thread; each scope remembers the one it hides.
+thread_local const DeviceScope *innermost_scope = nullptr;
+
+} // namespace
+
+torch::Device parse_device(std::string_view text) {
+  try {
+    return torch::Device(std::string(text));
+  } catch (const std::exception &) {
+    throw Error("'" + std::string(text) +
+                "' is not a device name; use e.g. \"meta\", \"cpu\" or "
+                "\"cuda:0\"");
+  }
+}
+
+void set_default_device(torch::Device device) {
+  std::lock_guard<std::mutex> lock(default_mutex);
+  default_slot = device;
+}
+void set_default_device(c10::DeviceType type) {
+  set_default_device(torch::Device(type));
+}
+void set_default_device(std::string_view name) {
+  set_default_device(parse_device(name));
+}
+void set_default_device(const std::string &name) {
+  set_default_device(std::string_view(name));
+}
+void set_default_device(const char *name) {
+  if (name == nullptr)
+    throw Error("set_default_device was given a null device name");
+  set_default_device(std::string_view(name));
+}
+
+void reset_default_device() {
+  std::lock_guard<std::mutex> lock(default_mutex);
+  default_slot.reset();
+}
+
+std::optional<torch::Device> default_device() {
+  std::lock_guard<std::mutex> lock(default_mutex);
+  return default_slot;
+}
+
+std::optional<torch::Device> ambient_device() {
+  if (innermost_scope != nullptr)
+    return innermost_scope->device();
+  return default_device();
+}
+
+bool meta_device_active() {
+  const auto device = ambient_device();
+  return device && device->is_meta();
+}
+
+bool ambient_includes_buffers() {
+  return innermost_scope == nullptr || innermost_scope->include_buffers();
+}
+
+torch::TensorOptions tensor_options() {
+  return torch::TensorOptions().device(
+      ambient_device().value_or(torch::Device(torch::kCPU)));
+}
+
+DeviceScope::DeviceScope(torch::Device device) : DeviceScope(device, true) {}
+
+DeviceScope::DeviceScope(torch::Device device, bool include_buffers)
+    : device_(device), include_buffers_(include_buffers),
+      previous_(innermost_scope) {
+  innermost_scope = this;
+}
+
+DeviceScope::~DeviceScope() { innermost_scope = previous_; }
+
+MetaDeviceScope::MetaDeviceScope(bool include_buffers)
+    : DeviceScope(torch::Device(torch::kMeta), include_buffers) {}
+
+MetaDeviceScope init_empty_weights(bool include_buffers) {
+  return MetaDeviceScope(include_buffers);
+}
+
+} // namespace metaguard
