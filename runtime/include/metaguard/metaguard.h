@@ -1,8 +1,14 @@
 // metaguard's runtime: one include for the whole public API.
 #pragma once
 
+#include <metaguard/auto_device_map.h>
 #include <metaguard/device.h>
 #include <metaguard/device_map.h>
+#include <metaguard/dispatch.h>
 #include <metaguard/errors.h>
+#include <metaguard/offload_folder.h>
+#include <metaguard/offload_hook.h>
 #include <metaguard/policy.h>
+#include <metaguard/pretrained_model.h>
 #include <metaguard/size.h>
+#include <metaguard/weights_map.h>

@@ -1,0 +1,57 @@
+// accelerate's offload folder format: `index.json` maps each tensor name to
+// {"dtype": numpy dtype name, "shape": [...]}, and each tensor's raw
+// little-endian bytes are in `<name>.dat`. bfloat16 has no numpy dtype, so
+// accelerate stores its bits as "int16"; the index then still says "bfloat16".
+#pragma once
+
+#include <metaguard/weights_map.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace metaguard {
+
+// numpy dtype name as accelerate writes it ("float32", "bfloat16", "bool"...).
+std::string numpy_dtype_name(torch::Dtype dtype);
+// The inverse; throws OffloadError naming `what` (file and tensor) for a dtype
+// LibTorch cannot hold.
+torch::Dtype dtype_from_numpy_name(const std::string &name, const std::string &what);
+
+// Writes `tensors` into `folder` in accelerate's format, merging with an
+// existing index.json there. Every .dat and the index are written to a
+// temporary name and renamed, so a failure leaves what was on disk intact.
+void offload_tensors(const std::filesystem::path &folder,
+                     const std::map<std::string, torch::Tensor> &tensors);
+
+// An offload folder opened for reading (written by metaguard or accelerate).
+// Opening reads and validates index.json; each load() checks its .dat.
+class OffloadFolder : public WeightsMap {
+public:
+  explicit OffloadFolder(std::filesystem::path folder);
+
+  bool contains(const std::string &name) const override;
+  torch::Tensor load(const std::string &name) const override;
+  std::vector<std::string> names() const override;
+
+  const std::filesystem::path &path() const { return folder_; }
+  // Expected dtype and shape of a tensor, from index.json.
+  torch::Dtype dtype(const std::string &name) const;
+  std::vector<std::int64_t> shape(const std::string &name) const;
+
+private:
+  struct Entry {
+    torch::Dtype dtype;
+    bool stored_as_int16; // bfloat16 bits written as numpy int16
+    std::vector<std::int64_t> shape;
+  };
+  const Entry &entry(const std::string &name) const;
+
+  std::filesystem::path folder_;
+  std::map<std::string, Entry> entries_;
+};
+
+} // namespace metaguard

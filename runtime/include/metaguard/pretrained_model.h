@@ -1,0 +1,28 @@
+// A base for models loaded with from_pretrained or dispatched with
+// dispatch_model: like accelerate's dispatched models, it refuses to be moved
+// while some parameters are offloaded.
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <string>
+
+namespace metaguard {
+
+class PreTrainedModel : public torch::nn::Module {
+public:
+  using torch::nn::Module::Module;
+  ~PreTrainedModel() override;
+
+  // Throw OffloadError listing the offloaded parameters when any parameter is
+  // offloaded (moving them would leave their hooks behind); otherwise the
+  // same as torch::nn::Module::to.
+  void to(torch::Device device, torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Device device, bool non_blocking = false) override;
+
+private:
+  void refuse_if_offloaded(const std::string &target) const;
+};
+
+} // namespace metaguard

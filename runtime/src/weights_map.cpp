@@ -1,0 +1,8 @@
+#include <metaguard/weights_map.h>
+
+namespace metaguard {
+
+// Out of line so the vtable has one home.
+WeightsMap::~WeightsMap() = default;
+
+} // namespace metaguard
