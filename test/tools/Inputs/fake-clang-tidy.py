@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Stands in for clang-tidy-19 so the driver's own logic is tested alone.
+
+For every line of the checked file that contains BUG it prints a warning at
+that line, with a note at line 1; a file containing CRASH makes it die with a
+signal, like a crashing clang-tidy. It records its arguments in
+$FAKE_TIDY_LOG when set.
+"""
+import os
+import signal
+import sys
+
+source = sys.argv[-1]
+if os.environ.get("FAKE_TIDY_LOG"):
+    with open(os.environ["FAKE_TIDY_LOG"], "a", encoding="utf-8") as log:
+        log.write(" ".join(sys.argv[1:]) + "\n")
+with open(source, encoding="utf-8") as handle:
+    lines = handle.read().splitlines()
+if any("CRASH" in line for line in lines):
+    sys.stderr.write("Stack dump:\n")
+    os.kill(os.getpid(), signal.SIGSEGV)
+found = 0
+for number, line in enumerate(lines, start=1):
+    column = line.find("BUG")
+    if column >= 0:
+        found += 1
+        print(f"{source}:{number}:{column + 1}: warning: loads weights under meta "
+              f"[metaguard-from-pretrained-in-meta-scope]")
+        print(line)
+        print(" " * column + "^")
+        print(f"{source}:1:1: note: meta scope starts here")
+if found:
+    print(f"{found} warnings generated.", file=sys.stderr)

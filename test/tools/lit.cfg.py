@@ -1,0 +1,23 @@
+# lit configuration for the command-line driver and the language server.
+import os
+
+import lit.formats
+
+config.name = "metaguard-tools"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.metaguard_obj_root, "test", "tools")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%metaguard-tidy", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-tidy"))
+config.substitutions.append(
+    ("%metaguard-lsp", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-lsp"))
+config.substitutions.append(("%plugin", config.metaguard_plugin))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%runtime_include", os.path.join(config.metaguard_src_root, "runtime", "include")))
+config.substitutions.append(("%torch_includes", " ".join(f"-isystem {d}" for d in config.torch_include_dirs.split(";") if d)))
