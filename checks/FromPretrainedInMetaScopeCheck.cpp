@@ -1,0 +1,418 @@
+//===--- FromPretrainedInMetaScopeCheck.cpp - metaguard-tidy ---*- C++ -*-===//
+
+#include "FromPretrainedInMetaScopeCheck.h"
+#include "utils/DeviceExpr.h"
+#include "utils/ExplicitOptions.h"
+#include "utils/FunctionBodies.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr llvm::StringLiteral DefaultMetaScopeFunctions =
+    "::metaguard::with_meta_device";
+constexpr llvm::StringLiteral DefaultDefaultDeviceSetters =
+    "::metaguard::set_default_device";
+constexpr unsigned DefaultCallDepth = 3;
+/// Calls through the standard library and LibTorch (make_shared, module
+/// holders, ...) do not count towards CallDepth, up to this many in a row.
+constexpr unsigned MaxFreeHops = 12;
+
+AST_MATCHER_P(NamedDecl, nameInList, const NameList *, List) {
+  return List->matches(&Node);
+}
+
+/// How a function is called in messages.
+std::string displayName(const FunctionDecl *FD) {
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    if (Method->getParent()->isLambda())
+      return "lambda";
+  // Inherited constructors carry the base's name: name the class built.
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
+    return qualifiedNameOf(Ctor->getParent()) +
+           "::" + Ctor->getParent()->getNameAsString();
+  return qualifiedNameOf(FD);
+}
+
+/// Calls through std:: and LibTorch internals are plumbing, not user code.
+bool isLibraryFunction(const FunctionDecl *FD, const SourceManager &SM) {
+  if (SM.isInSystemHeader(FD->getLocation()))
+    return true;
+  const DeclContext *DC = FD->getDeclContext();
+  const NamespaceDecl *Outermost = nullptr;
+  for (; DC; DC = DC->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
+      Outermost = NS;
+  if (!Outermost || !Outermost->getIdentifier())
+    return false;
+  llvm::StringRef Name = Outermost->getName();
+  return Name == "std" || Name == "torch" || Name == "c10" || Name == "at";
+}
+
+} // namespace
+
+FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
+    llvm::StringRef Name, ClangTidyContext *Context)
+    : ClangTidyCheck(Name, Context),
+      LoaderFunctionsOption(
+          Options.get("LoaderFunctions", DefaultLoaderFunctions).str()),
+      MetaScopeTypesOption(
+          Options.get("MetaScopeTypes", DefaultMetaScopeTypes).str()),
+      DeviceScopeTypesOption(
+          Options.get("DeviceScopeTypes", DefaultDeviceScopeTypes).str()),
+      MetaScopeFunctionsOption(
+          Options.get("MetaScopeFunctions", DefaultMetaScopeFunctions).str()),
+      DefaultDeviceSettersOption(
+          Options.get("DefaultDeviceSetters", DefaultDefaultDeviceSetters)
+              .str()),
+      CallDepth(Options.get("CallDepth", DefaultCallDepth)),
+      Loaders(LoaderFunctionsOption),
+      Guards(MetaScopeTypesOption, DeviceScopeTypesOption),
+      ScopeFunctions(MetaScopeFunctionsOption),
+      Setters(DefaultDeviceSettersOption) {}
+
+void FromPretrainedInMetaScopeCheck::storeOptions(
+    ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "LoaderFunctions", LoaderFunctionsOption);
+  Options.store(Opts, "MetaScopeTypes", MetaScopeTypesOption);
+  Options.store(Opts, "DeviceScopeTypes", DeviceScopeTypesOption);
+  Options.store(Opts, "MetaScopeFunctions", MetaScopeFunctionsOption);
+  Options.store(Opts, "DefaultDeviceSetters", DefaultDeviceSettersOption);
+  Options.store(Opts, "CallDepth", CallDepth);
+}
+
+void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
+  // Every function with a source of meta state is analysed once: a local
+  // guard variable, a default-device setter call, or a scope-function call.
+  Finder->addMatcher(
+      varDecl(hasLocalStorage(), unless(parmVarDecl())).bind("guard"), this);
+  Finder->addMatcher(
+      callExpr(callee(functionDecl(nameInList(&Setters)))).bind("setter"),
+      this);
+  Finder->addMatcher(callExpr(callee(functionDecl(nameInList(&ScopeFunctions))))
+                         .bind("scope-call"),
+                     this);
+}
+
+void FromPretrainedInMetaScopeCheck::check(
+    const MatchFinder::MatchResult &Result) {
+  ASTContext &Context = *Result.Context;
+  if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>("guard")) {
+    std::optional<DeviceKind> Kind = Guards.classify(Var);
+    if (!Kind || *Kind != DeviceKind::Meta)
+      return;
+    EnclosingFunction Fn =
+        enclosingFunction(DynTypedNode::create(*Var), Context);
+    analyzeFunction(Fn.Function, Fn.Lambda, Context);
+    return;
+  }
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("setter")) {
+    if (Call->getNumArgs() == 0 ||
+        classifyDeviceExpr(Call->getArg(0)) != DeviceKind::Meta)
+      return;
+    EnclosingFunction Fn =
+        enclosingFunction(DynTypedNode::create(*Call), Context);
+    analyzeFunction(Fn.Function, Fn.Lambda, Context);
+    return;
+  }
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("scope-call")) {
+    // The lambdas it runs are meta throughout; other callables are followed
+    // from the enclosing function.
+    for (const Expr *Arg : Call->arguments())
+      if (const auto *Lambda = lambdaOfCallable(Arg))
+        if (Lambda->IgnoreImplicit() ==
+            Arg->IgnoreImplicit()->IgnoreParenImpCasts())
+          analyzeFunction(Lambda->getCallOperator(), Lambda, Context);
+    EnclosingFunction Fn =
+        enclosingFunction(DynTypedNode::create(*Call), Context);
+    analyzeFunction(Fn.Function, Fn.Lambda, Context);
+  }
+}
+
+void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
+  Cfgs.clear();
+  Analyzed.clear();
+  Reported.clear();
+  ExposureMemo.clear();
+  InProgress.clear();
+}
+
+bool FromPretrainedInMetaScopeCheck::isSetter(const FunctionDecl *FD) const {
+  return FD && Setters.matches(FD);
+}
+
+bool FromPretrainedInMetaScopeCheck::isScopeFunction(
+    const FunctionDecl *FD) const {
+  return FD && ScopeFunctions.matches(FD);
+}
+
+bool FromPretrainedInMetaScopeCheck::isMachinery(const FunctionDecl *FD) const {
+  if (!FD)
+    return true;
+  if (isSetter(FD) || isScopeFunction(FD) || Loaders.isLoader(FD))
+    return true;
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    if (Guards.isGuardClass(Method->getParent()))
+      return true;
+  return false;
+}
+
+bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
+  return FD && !isMachinery(FD) && definitionWithBody(FD);
+}
+
+std::optional<FromPretrainedInMetaScopeCheck::MetaContext>
+FromPretrainedInMetaScopeCheck::lambdaContext(const LambdaExpr *Lambda,
+                                              ASTContext &Context) const {
+  // Climb from the lambda through conversions to the call it is an
+  // argument of.
+  DynTypedNode Node = DynTypedNode::create(*Lambda);
+  for (unsigned Steps = 0; Steps < 8; ++Steps) {
+    DynTypedNodeList Parents = Context.getParents(Node);
+    if (Parents.empty())
+      return std::nullopt;
+    Node = Parents[0];
+    if (const auto *Call = Node.get<CallExpr>()) {
+      if (isScopeFunction(Call->getDirectCallee()) ||
+          (!Call->getDirectCallee() &&
+           ScopeFunctions.matchesUnresolved(unresolvedCalleeName(Call))))
+        return MetaContext{MetaSource::ScopeFunction, nullptr, Call};
+      return std::nullopt;
+    }
+    if (!Node.get<ImplicitCastExpr>() &&
+        !Node.get<MaterializeTemporaryExpr>() &&
+        !Node.get<CXXBindTemporaryExpr>() && !Node.get<CXXConstructExpr>() &&
+        !Node.get<ParenExpr>())
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
+                                                     const LambdaExpr *Lambda,
+                                                     ASTContext &Context) {
+  if (!F || !F->getBody() || !Analyzed.insert(F).second)
+    return;
+  // The code of loaders, setters and scopes is the meta machinery itself,
+  // including the lambdas written inside it.
+  for (EnclosingFunction Outer{F, Lambda}; Outer.Function;) {
+    if (isMachinery(Outer.Function) && !(Outer.Lambda))
+      return;
+    if (!Outer.Lambda)
+      break;
+    Outer = enclosingFunction(DynTypedNode::create(*Outer.Lambda), Context);
+  }
+  if (!Lambda && isMachinery(F))
+    return;
+
+  const Stmt *Body = F->getBody();
+  std::optional<MetaContext> Top;
+  if (Lambda)
+    Top = lambdaContext(Lambda, Context);
+
+  std::vector<const Expr *> Calls = collectCalls(F);
+  llvm::SmallVector<const Stmt *, 4> MetaSetters, OtherSetters;
+  for (const Expr *Call : Calls) {
+    const auto *CE = dyn_cast<CallExpr>(Call);
+    if (!CE || !isSetter(CE->getDirectCallee()) || CE->getNumArgs() == 0)
+      continue;
+    if (classifyDeviceExpr(CE->getArg(0)) == DeviceKind::Meta)
+      MetaSetters.push_back(CE);
+    else
+      OtherSetters.push_back(CE); // A reset, or unknown: the state ends.
+  }
+  const CfgReachability *Cfg = nullptr;
+  if (!MetaSetters.empty())
+    Cfg = Cfgs.get(F, Body, Context);
+
+  for (const Expr *Call : Calls) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (Callee && (isSetter(Callee) ||
+                   (isMachinery(Callee) && !Loaders.isLoader(Callee)))) {
+      // A scope function running a named function or a stored lambda: that
+      // callable runs on meta.
+      if (isScopeFunction(Callee) && CallDepth > 0) {
+        const auto *CE = cast<CallExpr>(Call);
+        for (const Expr *Arg : CE->arguments()) {
+          const FunctionDecl *Target = functionOfCallable(Arg);
+          const LambdaExpr *L = lambdaOfCallable(Arg);
+          if (L && L->IgnoreImplicit() ==
+                       Arg->IgnoreImplicit()->IgnoreParenImpCasts())
+            continue; // Analysed as a function of its own.
+          if (!canEnter(Target))
+            continue;
+          if (std::optional<InnerLoad> Inner = findExposedLoad(
+                  Target, CallDepth, Exposure::Scope, 0, Context)) {
+            MetaContext Ctx{MetaSource::ScopeFunction, nullptr, CE};
+            report(CE, displayName(Target), &Ctx, Inner, Context);
+          }
+        }
+      }
+      continue;
+    }
+
+    // Where is the meta device coming from, if anywhere?
+    std::optional<MetaContext> Ctx;
+    if (std::optional<LiveGuard> Guard =
+            innermostLiveGuard(Call, Body, Guards, Context)) {
+      if (Guard->Kind != DeviceKind::Meta)
+        continue; // The innermost scope wins, and it is not meta.
+      Ctx = MetaContext{MetaSource::ScopeGuard, Guard->Var, nullptr};
+    } else if (Top) {
+      Ctx = Top;
+    } else if (Cfg) {
+      if (std::optional<CfgReachability::Reach> Reach =
+              Cfg->findReachingGen(Call, MetaSetters, OtherSetters);
+          Reach && Reach->Gen)
+        Ctx = MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen};
+    }
+    if (!Ctx)
+      continue;
+
+    if (std::optional<std::string> Loader = Loaders.loaderCallName(Call)) {
+      if (findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs))
+        continue;
+      report(Call, Callee ? displayName(Callee) : *Loader, &*Ctx, std::nullopt,
+             Context);
+      continue;
+    }
+    if (CallDepth == 0 || !canEnter(Callee))
+      continue;
+    Exposure Kind = Ctx->Source == MetaSource::DefaultDevice
+                        ? Exposure::DefaultDevice
+                        : Exposure::Scope;
+    if (std::optional<InnerLoad> Inner =
+            findExposedLoad(Callee, CallDepth, Kind, 0, Context))
+      report(Call, displayName(Callee), &*Ctx, Inner, Context);
+  }
+}
+
+std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
+FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
+                                                unsigned Depth, Exposure Kind,
+                                                unsigned FreeHops,
+                                                ASTContext &Context) {
+  const FunctionDecl *Def = definitionWithBody(F);
+  if (!Def || Depth == 0)
+    return std::nullopt;
+  ExposureKey Key{Def, Depth, static_cast<unsigned>(Kind) * 64 + FreeHops};
+  if (auto It = ExposureMemo.find(Key); It != ExposureMemo.end())
+    return It->second;
+  if (!InProgress.insert(Def).second)
+    return std::nullopt; // Recursion: already being searched.
+
+  std::optional<InnerLoad> Found;
+  const Stmt *Body = Def->getBody();
+  std::vector<const Expr *> Calls = collectCalls(Def);
+  llvm::SmallVector<const Stmt *, 4> SetterCalls;
+  for (const Expr *Call : Calls)
+    if (isSetter(calledFunction(Call)))
+      SetterCalls.push_back(Call);
+  const CfgReachability *Cfg = nullptr;
+  if (Kind == Exposure::DefaultDevice && !SetterCalls.empty())
+    Cfg = Cfgs.get(Def, Body, Context);
+  const SourceManager &SM = Context.getSourceManager();
+
+  for (const Expr *Call : Calls) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    bool IsLoader = Loaders.loaderCallName(Call).has_value();
+    if (!IsLoader && !canEnter(Callee))
+      continue;
+    // A scope of the function's own decides the device there.
+    if (innermostLiveGuard(Call, Body, Guards, Context))
+      continue;
+    // The function sets the default device itself before the call.
+    if (Kind == Exposure::DefaultDevice && !SetterCalls.empty()) {
+      if (!Cfg || !Cfg->reachableFromEntry(Call, SetterCalls))
+        continue;
+    }
+    if (IsLoader) {
+      if (findExplicitOptionMember(Call, {DeviceMapMember}, Def, Context, Cfgs))
+        continue;
+      Found = InnerLoad{
+          Call, Callee ? displayName(Callee) : *Loaders.loaderCallName(Call),
+          Def};
+      break;
+    }
+    std::optional<InnerLoad> Deeper;
+    if (isLibraryFunction(Callee, SM)) {
+      if (FreeHops < MaxFreeHops)
+        Deeper = findExposedLoad(Callee, Depth, Kind, FreeHops + 1, Context);
+    } else if (Depth > 1) {
+      Deeper = findExposedLoad(Callee, Depth - 1, Kind, 0, Context);
+    }
+    if (Deeper) {
+      Found = Deeper;
+      break;
+    }
+  }
+  InProgress.erase(Def);
+  ExposureMemo[Key] = Found;
+  return Found;
+}
+
+void FromPretrainedInMetaScopeCheck::report(
+    const Expr *Call, llvm::StringRef What, const MetaContext *Ctx,
+    const std::optional<InnerLoad> &Inner, ASTContext &Context) {
+  const SourceManager &SM = Context.getSourceManager();
+  SourceLocation Loc = SM.getFileLoc(Call->getBeginLoc());
+  if (Loc.isInvalid() || !Reported.insert(Loc).second)
+    return;
+  const bool Default = Ctx->Source == MetaSource::DefaultDevice;
+  if (!Inner) {
+    diag(Loc, "'%0' loads pretrained weights while %select{a meta-device "
+              "scope is active|the default device is meta}1, so the loaded "
+              "tensors would be left on the meta device without data; build "
+              "the empty model with from_config/Model(config) there instead, "
+              "%select{move the load out of the scope|reset the default "
+              "device before the load}1, or pass an explicit device map")
+        << What << Default << Call->getSourceRange();
+  } else {
+    diag(Loc, "'%0' loads pretrained weights (through '%1') while "
+              "%select{a meta-device scope is active|the default device is "
+              "meta}2, so the loaded tensors would be left on the meta device "
+              "without data; build the empty model with "
+              "from_config/Model(config) there instead, %select{move the call "
+              "out of the scope|reset the default device before the call}2, "
+              "or pass an explicit device map to the inner load")
+        << What << Inner->LoaderName << Default << Call->getSourceRange();
+  }
+  switch (Ctx->Source) {
+  case MetaSource::ScopeGuard: {
+    const auto *Var = cast<VarDecl>(Ctx->OriginDecl);
+    diag(SM.getFileLoc(Var->getLocation()),
+         "meta-device scope '%0' is active from here to the end of its block",
+         DiagnosticIDs::Note)
+        << Var->getName();
+    break;
+  }
+  case MetaSource::ScopeFunction: {
+    const auto *ScopeCall = cast<CallExpr>(Ctx->OriginStmt);
+    const FunctionDecl *Fn = ScopeCall->getDirectCallee();
+    diag(SM.getFileLoc(ScopeCall->getBeginLoc()),
+         "'%0' runs %select{this lambda|'%2'}1 on the meta device",
+         DiagnosticIDs::Note)
+        << (Fn ? displayName(Fn) : unresolvedCalleeName(ScopeCall).str())
+        << (Inner && ScopeCall == Call) << What;
+    break;
+  }
+  case MetaSource::DefaultDevice:
+    diag(SM.getFileLoc(Ctx->OriginStmt->getBeginLoc()),
+         "the default device is set to meta here", DiagnosticIDs::Note);
+    break;
+  }
+  if (Inner)
+    diag(SM.getFileLoc(Inner->Call->getBeginLoc()),
+         "'%0' loads the weights here, in '%1'", DiagnosticIDs::Note)
+        << Inner->LoaderName << displayName(Inner->In);
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,168 @@
+//===--- CfgReachability.cpp - metaguard-tidy ------------------*- C++ -*-===//
+
+#include "CfgReachability.h"
+
+#include "clang/AST/ParentMapContext.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace clang::tidy::metaguard {
+
+std::unique_ptr<CfgReachability>
+CfgReachability::build(const Decl *D, const Stmt *Body, ASTContext &Context) {
+  if (!Body)
+    return nullptr;
+  CFG::BuildOptions Options;
+  Options.AddImplicitDtors = true;
+  Options.AddTemporaryDtors = true;
+  Options.AddInitializers = true;
+  Options.AddCXXDefaultInitExprInCtors = true;
+  Options.setAllAlwaysAdd();
+  std::unique_ptr<CFG> Graph =
+      CFG::buildCFG(D, const_cast<Stmt *>(Body), &Context, Options);
+  if (!Graph)
+    return nullptr;
+  return std::unique_ptr<CfgReachability>(
+      new CfgReachability(std::move(Graph), Body, Context));
+}
+
+CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
+                                 ASTContext &Context)
+    : Graph(std::move(G)), Body(Body), Context(Context) {
+  for (const CFGBlock *Block : *Graph) {
+    if (!Block)
+      continue;
+    unsigned Index = 0;
+    for (const CFGElement &Element : *Block) {
+      if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
+        Positions.try_emplace(S->getStmt(),
+                              Position{Block->getBlockID(), Index});
+      ++Index;
+    }
+  }
+}
+
+std::optional<CfgReachability::Position>
+CfgReachability::position(const Stmt *S) const {
+  // Walk up from S to the innermost statement the CFG evaluates.
+  DynTypedNode Node = DynTypedNode::create(*S);
+  for (unsigned Steps = 0; Steps < 64; ++Steps) {
+    if (const auto *Current = Node.get<Stmt>()) {
+      auto It = Positions.find(Current);
+      if (It != Positions.end())
+        return It->second;
+      if (Current == Body)
+        return std::nullopt;
+    }
+    DynTypedNodeList Parents = Context.getParents(Node);
+    if (Parents.empty())
+      return std::nullopt;
+    Node = Parents[0];
+    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
+    const Stmt *Target, llvm::ArrayRef<const Stmt *> Gens,
+    llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen) const {
+  std::optional<Position> TargetPos = position(Target);
+  if (!TargetPos)
+    return std::nullopt;
+
+  // Events per block: element index -> (is gen, statement).
+  struct Event {
+    unsigned Index;
+    bool IsGen;
+    const Stmt *S;
+  };
+  llvm::DenseMap<unsigned, llvm::SmallVector<Event, 2>> Events;
+  auto AddEvents = [&](llvm::ArrayRef<const Stmt *> Stmts, bool IsGen) {
+    for (const Stmt *S : Stmts)
+      if (std::optional<Position> P = position(S))
+        Events[P->Block].push_back(Event{P->Index, IsGen, S});
+  };
+  AddEvents(Kills, /*IsGen=*/false);
+  AddEvents(Gens, /*IsGen=*/true);
+
+  // Scans Block backwards from element End (exclusive). Returns 1 for a gen
+  // (stored in Found), 0 for a kill, -1 if the scan passed the whole range.
+  auto Scan = [&](unsigned Block, unsigned End, const Stmt *&Found) -> int {
+    auto It = Events.find(Block);
+    if (It == Events.end())
+      return -1;
+    const Event *Best = nullptr;
+    for (const Event &E : It->second) {
+      if (E.Index >= End)
+        continue;
+      // Latest element wins; at the same element a kill wins over a gen.
+      if (!Best || E.Index > Best->Index ||
+          (E.Index == Best->Index && !E.IsGen))
+        Best = &E;
+    }
+    if (!Best)
+      return -1;
+    Found = Best->S;
+    return Best->IsGen ? 1 : 0;
+  };
+
+  const unsigned NumBlocks = Graph->getNumBlockIDs();
+  llvm::BitVector Visited(NumBlocks);
+  llvm::SmallVector<const CFGBlock *, 16> Worklist;
+  const CFGBlock *Entry = &Graph->getEntry();
+
+  auto PushPreds = [&](const CFGBlock *Block) {
+    for (const CFGBlock::AdjacentBlock &Pred : Block->preds()) {
+      const CFGBlock *P = Pred.getReachableBlock();
+      if (P && !Visited.test(P->getBlockID())) {
+        Visited.set(P->getBlockID());
+        Worklist.push_back(P);
+      }
+    }
+  };
+
+  // The target's own block, before the target.
+  const CFGBlock *TargetBlock = nullptr;
+  for (const CFGBlock *B : *Graph)
+    if (B && B->getBlockID() == TargetPos->Block)
+      TargetBlock = B;
+  if (!TargetBlock)
+    return std::nullopt;
+  const Stmt *Found = nullptr;
+  int R = Scan(TargetPos->Block, TargetPos->Index, Found);
+  if (R == 1)
+    return Reach{Found};
+  if (R == 0)
+    return std::nullopt;
+  if (TargetBlock == Entry && EntryIsGen)
+    return Reach{nullptr};
+  PushPreds(TargetBlock);
+
+  while (!Worklist.empty()) {
+    const CFGBlock *Block = Worklist.pop_back_val();
+    Found = nullptr;
+    R = Scan(Block->getBlockID(), Block->size(), Found);
+    if (R == 1)
+      return Reach{Found};
+    if (R == 0)
+      continue;
+    if (Block == Entry) {
+      if (EntryIsGen)
+        return Reach{nullptr};
+      continue;
+    }
+    PushPreds(Block);
+  }
+  return std::nullopt;
+}
+
+const CfgReachability *CfgCache::get(const Decl *D, const Stmt *Body,
+                                     ASTContext &Context) {
+  auto [It, Inserted] = Cache.try_emplace(D);
+  if (Inserted)
+    It->second = CfgReachability::build(D, Body, Context);
+  return It->second.get();
+}
+
+} // namespace clang::tidy::metaguard

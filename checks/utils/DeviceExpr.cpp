@@ -1,0 +1,119 @@
+//===--- DeviceExpr.cpp - metaguard-tidy -----------------------*- C++ -*-===//
+
+#include "DeviceExpr.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr unsigned MaxVariableHops = 8;
+
+DeviceKind classify(const Expr *E, unsigned Hops);
+
+DeviceKind classifyEnumerator(const EnumConstantDecl *ECD) {
+  const auto *Enum = dyn_cast<EnumDecl>(ECD->getDeclContext());
+  if (!Enum || Enum->getName() != "DeviceType")
+    return DeviceKind::Unknown;
+  return ECD->getName() == "Meta" ? DeviceKind::Meta : DeviceKind::NonMeta;
+}
+
+DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
+  if (Hops >= MaxVariableHops)
+    return DeviceKind::Unknown;
+  QualType T = VD->getType();
+  bool IsConst =
+      VD->isConstexpr() || T.isConstQualified() ||
+      (T->isReferenceType() && T->getPointeeType().isConstQualified());
+  if (!IsConst || isa<ParmVarDecl>(VD))
+    return DeviceKind::Unknown;
+  const VarDecl *Def = VD->getDefinition();
+  const Expr *Init = Def ? Def->getInit() : VD->getAnyInitializer();
+  if (!Init)
+    Init = VD->getAnyInitializer();
+  if (!Init)
+    return DeviceKind::Unknown;
+  return classify(Init, Hops + 1);
+}
+
+DeviceKind classify(const Expr *E, unsigned Hops) {
+  if (!E)
+    return DeviceKind::Unknown;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(E))
+    return classify(Default->getExpr(), Hops);
+  if (const auto *Materialize = dyn_cast<MaterializeTemporaryExpr>(E))
+    return classify(Materialize->getSubExpr(), Hops);
+  if (const auto *Bind = dyn_cast<CXXBindTemporaryExpr>(E))
+    return classify(Bind->getSubExpr(), Hops);
+  if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(E))
+    return classify(Cleanups->getSubExpr(), Hops);
+  if (const auto *Cast = dyn_cast<CastExpr>(E))
+    return classify(Cast->getSubExpr(), Hops);
+  if (const auto *Literal = dyn_cast<StringLiteral>(E))
+    return classifyDeviceString(Literal->getString());
+  if (const auto *UDL = dyn_cast<UserDefinedLiteral>(E)) {
+    if (UDL->getLiteralOperatorKind() == UserDefinedLiteral::LOK_String)
+      if (const Expr *Cooked = UDL->getCookedLiteral())
+        return classify(Cooked, Hops);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
+    // torch::Device(kMeta), torch::Device("meta"), Device(kCUDA, 0),
+    // std::string("meta"), and copies of any of these.
+    if (Construct->getNumArgs() == 0)
+      return DeviceKind::Unknown;
+    return classify(Construct->getArg(0), Hops);
+  }
+  if (const auto *List = dyn_cast<InitListExpr>(E)) {
+    if (List->getNumInits() == 0)
+      return DeviceKind::Unknown;
+    return classify(List->getInit(0), Hops);
+  }
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *ECD = dyn_cast<EnumConstantDecl>(Ref->getDecl()))
+      return classifyEnumerator(ECD);
+    if (const auto *VD = dyn_cast<VarDecl>(Ref->getDecl()))
+      return classifyVariable(VD, Hops);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+    // A static data member: Devices::kEmpty.
+    if (const auto *VD = dyn_cast<VarDecl>(Member->getMemberDecl()))
+      return classifyVariable(VD, Hops);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Cond = dyn_cast<AbstractConditionalOperator>(E)) {
+    DeviceKind True = classify(Cond->getTrueExpr(), Hops);
+    DeviceKind False = classify(Cond->getFalseExpr(), Hops);
+    return True == False ? True : DeviceKind::Unknown;
+  }
+  return DeviceKind::Unknown;
+}
+
+} // namespace
+
+DeviceKind classifyDeviceString(llvm::StringRef Text) {
+  llvm::StringRef Type = Text.trim();
+  llvm::StringRef Index;
+  std::tie(Type, Index) = Type.split(':');
+  if (!Index.empty() &&
+      Index.find_first_not_of("0123456789") != llvm::StringRef::npos)
+    return DeviceKind::Unknown;
+  if (Type == "meta")
+    return DeviceKind::Meta;
+  bool Known = llvm::StringSwitch<bool>(Type)
+                   .Cases("cpu", "cuda", "mps", "xpu", "xla", "hip", true)
+                   .Cases("ipu", "hpu", "ve", "lazy", "vulkan", "mtia", true)
+                   .Cases("privateuseone", "opengl", "opencl", "ideep", true)
+                   .Cases("mkldnn", "fpga", "maia", "metal", true)
+                   .Default(false);
+  return Known ? DeviceKind::NonMeta : DeviceKind::Unknown;
+}
+
+DeviceKind classifyDeviceExpr(const Expr *E) { return classify(E, 0); }
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,43 @@
+//===--- DeviceExpr.h - metaguard-tidy -------------------------*- C++ -*-===//
+//
+// Classifies an expression that denotes a device (torch::Device, a device
+// type, or a device string) as the meta device, another device, or unknown.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
+#define METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
+
+#include "clang/AST/Expr.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace clang::tidy::metaguard {
+
+enum class DeviceKind {
+  /// Certainly the meta device.
+  Meta,
+  /// Certainly a device other than meta ("cpu", torch::kCUDA, ...).
+  NonMeta,
+  /// Not a recognisable constant device: callers must not guess.
+  Unknown,
+};
+
+/// Classifies a device written as text: "meta" and "meta:N" are Meta; the
+/// names of other PyTorch device types ("cpu", "cuda:0", "mps", ...) are
+/// NonMeta; anything else (a typo the runtime would reject) is Unknown.
+DeviceKind classifyDeviceString(llvm::StringRef Text);
+
+/// Classifies a device expression. Recognised constants:
+/// - enumerators of an enum named DeviceType (c10::DeviceType::Meta,
+///   torch::kMeta, c10::kMeta through their constexpr variables);
+/// - string literals (also through std::string / std::string_view
+///   construction and the ""s / ""sv literals);
+/// - torch::Device(...) built from one of these (first argument);
+/// - const or constexpr variables initialised from one of these;
+/// - a conditional whose two arms have the same kind.
+/// Anything else (a parameter, a call, a non-const variable) is Unknown.
+DeviceKind classifyDeviceExpr(const Expr *E);
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_DEVICEEXPR_H

@@ -1,0 +1,154 @@
+//===--- FunctionBodies.cpp - metaguard-tidy -------------------*- C++ -*-===//
+
+#include "FunctionBodies.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+class EvaluatedStmtVisitor : public RecursiveASTVisitor<EvaluatedStmtVisitor> {
+  using Base = RecursiveASTVisitor<EvaluatedStmtVisitor>;
+
+public:
+  explicit EvaluatedStmtVisitor(llvm::function_ref<void(const Stmt *)> Fn)
+      : Fn(Fn) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool VisitStmt(Stmt *S) {
+    Fn(S);
+    return true;
+  }
+
+  bool TraverseLambdaExpr(LambdaExpr *Lambda) {
+    Fn(Lambda);
+    for (Expr *Init : Lambda->capture_inits())
+      if (Init)
+        TraverseStmt(Init);
+    return true;
+  }
+
+  bool TraverseBlockExpr(BlockExpr *) { return true; }
+
+  bool TraverseCXXDefaultInitExpr(CXXDefaultInitExpr *E) {
+    Fn(E);
+    if (Expr *Init = E->getExpr())
+      TraverseStmt(Init);
+    return true;
+  }
+
+  bool TraverseDecl(Decl *D) {
+    if (!D || isa<FunctionDecl, RecordDecl, FunctionTemplateDecl,
+                  ClassTemplateDecl, BlockDecl>(D))
+      return true;
+    return Base::TraverseDecl(D);
+  }
+
+private:
+  llvm::function_ref<void(const Stmt *)> Fn;
+};
+
+const Expr *stripCallable(const Expr *E) {
+  while (E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr();
+    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
+             C && C->getNumArgs() == 1 &&
+             C->getConstructor()->isCopyOrMoveConstructor())
+      E = C->getArg(0);
+    else if (const auto *U = dyn_cast<UnaryOperator>(E);
+             U && U->getOpcode() == UO_AddrOf)
+      E = U->getSubExpr();
+    else
+      return E;
+  }
+  return E;
+}
+
+} // namespace
+
+EnclosingFunction enclosingFunction(const DynTypedNode &Node,
+                                    ASTContext &Context) {
+  DynTypedNode Current = Node;
+  for (unsigned Steps = 0; Steps < 4096; ++Steps) {
+    DynTypedNodeList Parents = Context.getParents(Current);
+    if (Parents.empty())
+      return {};
+    Current = Parents[0];
+    if (const auto *Lambda = Current.get<LambdaExpr>()) {
+      // Only the body belongs to the lambda; captures belong to the parent.
+      if (const FunctionDecl *Op = Lambda->getCallOperator())
+        if (Node.getSourceRange().isValid() &&
+            Lambda->getBody()->getSourceRange().fullyContains(
+                Node.getSourceRange()))
+          return {Op, Lambda};
+      continue;
+    }
+    if (const auto *FD = Current.get<FunctionDecl>())
+      return {FD, nullptr};
+    if (Current.get<BlockDecl>() || Current.get<TranslationUnitDecl>() ||
+        Current.get<RecordDecl>() || Current.get<NamespaceDecl>())
+      return {};
+  }
+  return {};
+}
+
+void forEachEvaluatedStmt(const FunctionDecl *F,
+                          llvm::function_ref<void(const Stmt *)> Fn) {
+  if (!F)
+    return;
+  EvaluatedStmtVisitor Visitor(Fn);
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(F))
+    for (const CXXCtorInitializer *Init : Ctor->inits())
+      if (Expr *E = Init->getInit())
+        Visitor.TraverseStmt(E);
+  if (Stmt *Body = F->getBody())
+    Visitor.TraverseStmt(Body);
+}
+
+std::vector<const Expr *> collectCalls(const FunctionDecl *F) {
+  std::vector<const Expr *> Calls;
+  forEachEvaluatedStmt(F, [&](const Stmt *S) {
+    if (isa<CallExpr, CXXConstructExpr, CXXInheritedCtorInitExpr>(S))
+      Calls.push_back(cast<Expr>(S));
+  });
+  return Calls;
+}
+
+const FunctionDecl *definitionWithBody(const FunctionDecl *F) {
+  if (!F)
+    return nullptr;
+  const FunctionDecl *Def = nullptr;
+  if (F->hasBody(Def) && Def && Def->getBody())
+    return Def;
+  return nullptr;
+}
+
+const LambdaExpr *lambdaOfCallable(const Expr *Arg) {
+  const Expr *E = stripCallable(Arg);
+  if (const auto *Lambda = dyn_cast_or_null<LambdaExpr>(E))
+    return Lambda;
+  if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E))
+    if (const auto *VD = dyn_cast<VarDecl>(Ref->getDecl()))
+      if (VD->hasLocalStorage() && VD->getInit())
+        return dyn_cast_or_null<LambdaExpr>(stripCallable(VD->getInit()));
+  return nullptr;
+}
+
+const FunctionDecl *functionOfCallable(const Expr *Arg) {
+  if (const LambdaExpr *Lambda = lambdaOfCallable(Arg))
+    return Lambda->getCallOperator();
+  const Expr *E = stripCallable(Arg);
+  if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E))
+    return dyn_cast<FunctionDecl>(Ref->getDecl());
+  return nullptr;
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,129 @@
+//===--- LoaderCalls.cpp - metaguard-tidy ----------------------*- C++ -*-===//
+
+#include "LoaderCalls.h"
+
+#include "clang/AST/Attr.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/NestedNameSpecifier.h"
+#include "clang/AST/PrettyPrinter.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+bool declHasAnnotation(const FunctionDecl *FD) {
+  for (const FunctionDecl *Redecl : FD->redecls())
+    for (const auto *Attr : Redecl->specific_attrs<AnnotateAttr>())
+      if (Attr->getAnnotation() == LoadsWeightsAnnotation)
+        return true;
+  return false;
+}
+
+/// The callee's name as written, with its qualifier ("M::from_pretrained").
+std::string writtenName(const CallExpr *Call, llvm::StringRef Name) {
+  const Expr *Callee = Call->getCallee()->IgnoreParenImpCasts();
+  NestedNameSpecifier *Qualifier = nullptr;
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Callee))
+    Qualifier = ULE->getQualifier();
+  else if (const auto *DSDRE = dyn_cast<DependentScopeDeclRefExpr>(Callee))
+    Qualifier = DSDRE->getQualifier();
+  if (!Qualifier)
+    return Name.str();
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  PrintingPolicy Policy{LangOptions()};
+  Policy.SuppressScope = false;
+  Qualifier->print(OS, Policy);
+  OS << Name;
+  return OS.str();
+}
+
+} // namespace
+
+bool hasLoadsWeightsAnnotation(const FunctionDecl *FD) {
+  if (!FD)
+    return false;
+  if (declHasAnnotation(FD))
+    return true;
+  if (const FunctionDecl *Pattern = FD->getTemplateInstantiationPattern())
+    if (declHasAnnotation(Pattern))
+      return true;
+  if (const FunctionTemplateDecl *Primary = FD->getPrimaryTemplate())
+    if (declHasAnnotation(Primary->getTemplatedDecl()))
+      return true;
+  return false;
+}
+
+const FunctionDecl *calledFunction(const Stmt *S) {
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
+    return Call->getDirectCallee();
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(S))
+    return Construct->getConstructor();
+  if (const auto *Inherited = dyn_cast_or_null<CXXInheritedCtorInitExpr>(S))
+    return Inherited->getConstructor();
+  return nullptr;
+}
+
+llvm::StringRef unresolvedCalleeName(const Stmt *S) {
+  const auto *Call = dyn_cast_or_null<CallExpr>(S);
+  if (!Call || Call->getDirectCallee())
+    return {};
+  const Expr *Callee = Call->getCallee();
+  if (!Callee)
+    return {};
+  Callee = Callee->IgnoreParenImpCasts();
+  DeclarationName Name;
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Callee))
+    Name = ULE->getName();
+  else if (const auto *UME = dyn_cast<UnresolvedMemberExpr>(Callee))
+    Name = UME->getMemberName();
+  else if (const auto *DSME = dyn_cast<CXXDependentScopeMemberExpr>(Callee))
+    Name = DSME->getMember();
+  else if (const auto *DSDRE = dyn_cast<DependentScopeDeclRefExpr>(Callee))
+    Name = DSDRE->getDeclName();
+  if (!Name.isIdentifier())
+    return {};
+  return Name.getAsIdentifierInfo()->getName();
+}
+
+bool LoaderMatcher::isLoader(const FunctionDecl *FD) const {
+  if (!FD)
+    return false;
+  return Names.matches(FD) || hasLoadsWeightsAnnotation(FD);
+}
+
+std::optional<std::string> LoaderMatcher::loaderCallName(const Stmt *S) const {
+  if (const FunctionDecl *FD = calledFunction(S)) {
+    if (isLoader(FD))
+      return FD->getNameAsString();
+    return std::nullopt;
+  }
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(S)) {
+    llvm::StringRef Name = unresolvedCalleeName(Call);
+    if (Name.empty())
+      return std::nullopt;
+    if (Names.matchesUnresolved(Name))
+      return writtenName(Call, Name);
+    // An unresolved call whose candidates are all annotated loaders.
+    if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(
+            Call->getCallee()->IgnoreParenImpCasts())) {
+      bool Any = false;
+      for (const NamedDecl *Candidate : ULE->decls()) {
+        const auto *FD = dyn_cast<FunctionDecl>(Candidate->getUnderlyingDecl());
+        if (const auto *FTD =
+                dyn_cast<FunctionTemplateDecl>(Candidate->getUnderlyingDecl()))
+          FD = FTD->getTemplatedDecl();
+        if (!FD || !hasLoadsWeightsAnnotation(FD))
+          return std::nullopt;
+        Any = true;
+      }
+      if (Any)
+        return writtenName(Call, Name);
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,90 @@
+//===--- NameList.cpp - metaguard-tidy -------------------------*- C++ -*-===//
+
+#include "NameList.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace clang::tidy::metaguard {
+
+std::vector<std::string> parseList(llvm::StringRef Value) {
+  std::vector<std::string> Result;
+  while (!Value.empty()) {
+    size_t End = Value.find_first_of(";,");
+    llvm::StringRef Entry = Value.substr(0, End).trim();
+    if (!Entry.empty())
+      Result.push_back(Entry.str());
+    if (End == llvm::StringRef::npos)
+      break;
+    Value = Value.substr(End + 1);
+  }
+  return Result;
+}
+
+std::string joinList(llvm::ArrayRef<std::string> Entries) {
+  std::string Result;
+  for (const std::string &Entry : Entries) {
+    if (!Result.empty())
+      Result += ';';
+    Result += Entry;
+  }
+  return Result;
+}
+
+std::string qualifiedNameOf(const NamedDecl *D) {
+  std::string Name = D->getNameAsString();
+  for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent()) {
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC)) {
+      if (NS->isAnonymousNamespace() || NS->isInline())
+        continue;
+      Name = NS->getName().str() + "::" + Name;
+    } else if (const auto *RD = dyn_cast<RecordDecl>(DC)) {
+      if (RD->getIdentifier())
+        Name = RD->getName().str() + "::" + Name;
+    } else if (const auto *ED = dyn_cast<EnumDecl>(DC)) {
+      if (ED->isScoped())
+        Name = ED->getName().str() + "::" + Name;
+    }
+  }
+  return Name;
+}
+
+NameList::NameList(llvm::StringRef OptionValue) {
+  for (std::string &Entry : parseList(OptionValue)) {
+    llvm::StringRef Ref(Entry);
+    Ref.consume_front("::");
+    if (Ref.contains("::"))
+      Qualified.push_back(Ref.str());
+    else
+      Bare.push_back(Ref.str());
+    Entries.push_back(std::move(Entry));
+  }
+}
+
+bool NameList::matches(const NamedDecl *D) const {
+  if (!D || !D->getDeclName().isIdentifier())
+    return false;
+  llvm::StringRef Name = D->getName();
+  if (llvm::is_contained(Bare, Name))
+    return true;
+  if (Qualified.empty())
+    return false;
+  bool AnyLastMatches = llvm::any_of(Qualified, [&](const std::string &Q) {
+    return llvm::StringRef(Q).ends_with(Name);
+  });
+  if (!AnyLastMatches)
+    return false;
+  std::string Full = qualifiedNameOf(D);
+  return llvm::is_contained(Qualified, Full);
+}
+
+bool NameList::matchesUnresolved(llvm::StringRef Name) const {
+  if (llvm::is_contained(Bare, Name))
+    return true;
+  return llvm::any_of(Qualified, [&](const std::string &Q) {
+    llvm::StringRef Ref(Q);
+    return Ref.ends_with(Name) && Ref.drop_back(Name.size()).ends_with("::");
+  });
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,169 @@
+//===--- ScopeGuards.cpp - metaguard-tidy ----------------------*- C++ -*-===//
+
+#include "ScopeGuards.h"
+
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/StmtCXX.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+bool recordMatches(const CXXRecordDecl *RD, const NameList &Names,
+                   unsigned Depth = 0) {
+  if (!RD || Depth > 16)
+    return false;
+  if (Names.matches(RD))
+    return true;
+  if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD))
+    if (Names.matches(Spec->getSpecializedTemplate()))
+      return true;
+  const CXXRecordDecl *Def = RD->getDefinition();
+  if (!Def)
+    return false;
+  for (const CXXBaseSpecifier &Base : Def->bases())
+    if (recordMatches(Base.getType()->getAsCXXRecordDecl(), Names, Depth + 1))
+      return true;
+  return false;
+}
+
+/// The construction of a guard variable's initialiser, if visible.
+const CXXConstructExpr *guardConstruction(const Expr *Init) {
+  while (Init) {
+    Init = Init->IgnoreParenImpCasts();
+    if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(Init))
+      Init = Cleanups->getSubExpr();
+    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(Init))
+      Init = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(Init))
+      Init = B->getSubExpr();
+    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(Init))
+      Init = F->getSubExpr();
+    else
+      return dyn_cast<CXXConstructExpr>(Init);
+  }
+  return nullptr;
+}
+
+/// Looks through labels and attributes around a statement in a block.
+const Stmt *unwrapLabels(const Stmt *S) {
+  while (S) {
+    if (const auto *Label = dyn_cast<LabelStmt>(S))
+      S = Label->getSubStmt();
+    else if (const auto *Attributed = dyn_cast<AttributedStmt>(S))
+      S = Attributed->getSubStmt();
+    else if (const auto *Case = dyn_cast<SwitchCase>(S))
+      S = Case->getSubStmt();
+    else
+      break;
+  }
+  return S;
+}
+
+/// The last guard declared by S (a declaration statement), if any.
+void guardsDeclaredBy(const Stmt *S, const ScopeGuardClassifier &Guards,
+                      std::optional<LiveGuard> &Last) {
+  const auto *DS = dyn_cast_or_null<DeclStmt>(unwrapLabels(S));
+  if (!DS)
+    return;
+  for (const Decl *D : DS->decls())
+    if (const auto *VD = dyn_cast<VarDecl>(D))
+      if (std::optional<DeviceKind> Kind = Guards.classify(VD))
+        Last = LiveGuard{VD, *Kind};
+}
+
+void guardFromVar(const VarDecl *VD, const ScopeGuardClassifier &Guards,
+                  std::optional<LiveGuard> &Last) {
+  if (VD)
+    if (std::optional<DeviceKind> Kind = Guards.classify(VD))
+      Last = LiveGuard{VD, *Kind};
+}
+
+} // namespace
+
+std::optional<DeviceKind>
+ScopeGuardClassifier::classify(const VarDecl *VD) const {
+  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage())
+    return std::nullopt;
+  QualType T = VD->getType().getNonReferenceType();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD)
+    return std::nullopt;
+  if (VD->getType()->isReferenceType()) {
+    // Only a reference that extends a temporary's lifetime keeps a guard.
+    const Expr *Init = VD->getInit();
+    if (const auto *Full = dyn_cast_or_null<FullExpr>(Init))
+      Init = Full->getSubExpr();
+    if (!Init || !isa<MaterializeTemporaryExpr>(Init->IgnoreParens()))
+      return std::nullopt;
+  }
+  if (recordMatches(RD, MetaTypes))
+    return DeviceKind::Meta;
+  if (!recordMatches(RD, DeviceTypes))
+    return std::nullopt;
+  // A class derived from a DeviceScopeTypes class picks its own device.
+  if (!DeviceTypes.matches(RD))
+    return DeviceKind::Unknown;
+  const CXXConstructExpr *Construct = guardConstruction(VD->getInit());
+  if (!Construct || Construct->getNumArgs() == 0)
+    return DeviceKind::Unknown;
+  return classifyDeviceExpr(Construct->getArg(0));
+}
+
+bool ScopeGuardClassifier::isGuardClass(const CXXRecordDecl *RD) const {
+  return recordMatches(RD, MetaTypes) || recordMatches(RD, DeviceTypes);
+}
+
+std::optional<LiveGuard> innermostLiveGuard(const Stmt *S, const Stmt *Body,
+                                            const ScopeGuardClassifier &Guards,
+                                            ASTContext &Context) {
+  DynTypedNode Child = DynTypedNode::create(*S);
+  for (unsigned Steps = 0; Steps < 4096; ++Steps) {
+    if (Child.get<Stmt>() == Body)
+      return std::nullopt;
+    DynTypedNodeList Parents = Context.getParents(Child);
+    if (Parents.empty())
+      return std::nullopt;
+    DynTypedNode Parent = Parents[0];
+    if (Parent.get<FunctionDecl>() || Parent.get<LambdaExpr>() ||
+        Parent.get<BlockDecl>() || Parent.get<RecordDecl>())
+      return std::nullopt;
+    const Stmt *ChildStmt = Child.get<Stmt>();
+    std::optional<LiveGuard> Found;
+    if (const auto *Block = Parent.get<CompoundStmt>()) {
+      for (const Stmt *Item : Block->body()) {
+        if (Item == ChildStmt)
+          break;
+        guardsDeclaredBy(Item, Guards, Found);
+      }
+    } else if (const auto *If = Parent.get<IfStmt>()) {
+      if (ChildStmt != If->getInit()) {
+        guardsDeclaredBy(If->getInit(), Guards, Found);
+        if (ChildStmt != If->getConditionVariableDeclStmt())
+          guardFromVar(If->getConditionVariable(), Guards, Found);
+      }
+    } else if (const auto *Switch = Parent.get<SwitchStmt>()) {
+      if (ChildStmt != Switch->getInit()) {
+        guardsDeclaredBy(Switch->getInit(), Guards, Found);
+        if (ChildStmt != Switch->getConditionVariableDeclStmt())
+          guardFromVar(Switch->getConditionVariable(), Guards, Found);
+      }
+    } else if (const auto *For = Parent.get<ForStmt>()) {
+      if (ChildStmt != For->getInit())
+        guardsDeclaredBy(For->getInit(), Guards, Found);
+    } else if (const auto *Range = Parent.get<CXXForRangeStmt>()) {
+      if (ChildStmt != Range->getInit())
+        guardsDeclaredBy(Range->getInit(), Guards, Found);
+    } else if (const auto *While = Parent.get<WhileStmt>()) {
+      if (ChildStmt == While->getBody())
+        guardFromVar(While->getConditionVariable(), Guards, Found);
+    }
+    if (Found)
+      return Found;
+    Child = Parent;
+  }
+  return std::nullopt;
+}
+
+} // namespace clang::tidy::metaguard

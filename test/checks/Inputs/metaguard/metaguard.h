@@ -1,0 +1,78 @@
+// Mock of the metaguard runtime API for the check tests (same names and
+// signatures as runtime/include/metaguard, no implementation).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#define METAGUARD_LOADS_WEIGHTS [[clang::annotate("metaguard::loads_weights")]]
+
+namespace metaguard {
+
+void set_default_device(torch::Device device);
+void set_default_device(c10::DeviceType type);
+void set_default_device(std::string_view name);
+void set_default_device(const std::string &name);
+void set_default_device(const char *name);
+void reset_default_device();
+bool meta_device_active();
+
+class DeviceScope {
+public:
+  explicit DeviceScope(torch::Device device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+protected:
+  DeviceScope(torch::Device device, bool include_buffers);
+};
+
+class MetaDeviceScope : public DeviceScope {
+public:
+  MetaDeviceScope() : MetaDeviceScope(true) {}
+  explicit MetaDeviceScope(bool include_buffers)
+      : DeviceScope(torch::kMeta, include_buffers) {}
+};
+
+[[nodiscard]] MetaDeviceScope init_empty_weights(bool include_buffers = false);
+
+template <class F> decltype(auto) with_meta_device(F &&f) {
+  MetaDeviceScope scope;
+  return static_cast<F &&>(f)();
+}
+
+using Config = std::map<std::string, std::string>;
+using DeviceMap = std::map<std::string, torch::Device>; // Like the real one: no
+                                                        // operator[] needed.
+using MaxMemory = std::map<std::string, long long>;
+
+struct LoadOptions {
+  DeviceMap device_map;
+  std::optional<torch::Dtype> dtype;
+  std::filesystem::path offload_folder;
+  MaxMemory max_memory;
+  std::vector<std::string> no_split_modules;
+  bool strict = true;
+};
+
+Config load_config(const std::filesystem::path &dir_or_file);
+
+template <class Model> Model from_config(const Config &config) {
+  return Model(config);
+}
+
+template <class Model>
+METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
+                                              const LoadOptions &options = {});
+
+void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
+                  const LoadOptions &options = {});
+
+} // namespace metaguard
