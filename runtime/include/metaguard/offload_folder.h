@@ -28,7 +28,9 @@ void offload_tensors(const std::filesystem::path &folder,
                      const std::map<std::string, torch::Tensor> &tensors);
 
 // An offload folder opened for reading (written by metaguard or accelerate).
-// Opening reads and validates index.json; each load() checks its .dat.
+// Opening reads and validates the structure of index.json; an entry's dtype
+// and .dat are checked when that tensor is used, so one stale entry does not
+// block the others. load() maps the file (copy-on-write) instead of reading.
 class OffloadFolder : public WeightsMap {
 public:
   explicit OffloadFolder(std::filesystem::path folder);
@@ -41,11 +43,13 @@ public:
   // Expected dtype and shape of a tensor, from index.json.
   torch::Dtype dtype(const std::string &name) const;
   std::vector<std::int64_t> shape(const std::string &name) const;
+  // Checks that the tensor's .dat exists and has dtype x shape bytes; returns
+  // that size. Throws OffloadError naming the file and the tensor.
+  std::int64_t check(const std::string &name) const;
 
 private:
   struct Entry {
-    torch::Dtype dtype;
-    bool stored_as_int16; // bfloat16 bits written as numpy int16
+    std::string dtype_name; // checked when the tensor is used
     std::vector<std::int64_t> shape;
   };
   const Entry &entry(const std::string &name) const;

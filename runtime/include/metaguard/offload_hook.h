@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace metaguard {
@@ -75,5 +76,13 @@ private:
   std::vector<std::shared_ptr<detail::OffloadHook>> hooks_;
   torch::Device device_{torch::kCPU};
 };
+
+// Calls a module holder (e.g. a torch::nn::Embedding member) with its
+// offloaded parameters materialised, for submodules whose forward you cannot
+// edit:  auto h = metaguard::run_onloaded(embed, ids);
+template <class Holder, class... Args> decltype(auto) run_onloaded(Holder &module, Args &&...args) {
+  OnloadGuard onload(*module);
+  return module->forward(std::forward<Args>(args)...);
+}
 
 } // namespace metaguard

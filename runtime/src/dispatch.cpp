@@ -1,0 +1,191 @@
+// dispatch_model and attach_offload_hooks: accelerate's big_modeling
+// dispatch, with hooks kept in metaguard's side registry.
+#include <metaguard/dispatch.h>
+#include <metaguard/offload_folder.h>
+
+#include "module_walk.h"
+#include "offload_registry.h"
+
+#include <map>
+#include <sstream>
+
+namespace metaguard {
+namespace {
+
+using torch::nn::Module;
+
+struct DiskParam {
+  std::string local;
+  std::string full;
+  torch::Tensor param;
+};
+
+struct OwnedDiskParams {
+  const Module *module;
+  std::string module_name;
+  std::vector<DiskParam> params;
+};
+
+std::string join_list(const std::vector<std::string> &names) {
+  std::string out;
+  for (const auto &n : names)
+    out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Offloaded layers run on the first accelerator of the map, else the CPU, as
+// in accelerate's dispatch_model.
+torch::Device main_device(const DeviceMap &resolved) {
+  for (const auto &[prefix, placement] : resolved.entries())
+    if (!placement.is_disk() && placement.device().type() != torch::kCPU &&
+        placement.device().type() != torch::kMeta)
+      return placement.device();
+  return torch::kCPU;
+}
+
+void require_explicit(const DeviceMap &resolved) {
+  if (!resolved.is_explicit())
+    throw Error("attach_offload_hooks needs a resolved (explicit) device map; pass the map through "
+                "resolve_device_map first");
+}
+
+// Disk parameters grouped by the module that owns them; throws listing
+// uncovered parameters.
+std::vector<OwnedDiskParams> disk_parameters(const Module &model, const DeviceMap &resolved) {
+  std::vector<OwnedDiskParams> owned;
+  std::vector<std::string> uncovered;
+  detail::for_each_module(model, [&](const std::string &prefix, const Module &module) {
+    OwnedDiskParams group{&module, prefix, {}};
+    for (const auto &item : module.named_parameters(false)) {
+      const std::string full = detail::join_name(prefix, item.key());
+      const auto placement = resolved.placement_for(full);
+      if (!placement)
+        uncovered.push_back(full);
+      else if (placement->is_disk())
+        group.params.push_back({item.key(), full, item.value()});
+    }
+    if (!group.params.empty())
+      owned.push_back(std::move(group));
+  });
+  if (!uncovered.empty())
+    throw Error("the device map gives no placement for " + std::to_string(uncovered.size()) +
+                " parameter(s): " + join_list(uncovered) + "; resolve it with resolve_device_map first");
+  return owned;
+}
+
+// Every disk parameter must be loadable from `weights` with its shape.
+void check_weights(const std::vector<OwnedDiskParams> &owned, const WeightsMap &weights) {
+  std::vector<std::string> problems;
+  const auto *folder = dynamic_cast<const OffloadFolder *>(&weights);
+  for (const auto &group : owned)
+    for (const auto &p : group.params) {
+      if (!weights.contains(p.full)) {
+        problems.push_back(p.full + ": not in the weights map");
+        continue;
+      }
+      if (!folder)
+        continue;
+      try {
+        if (c10::IntArrayRef(folder->shape(p.full)) != p.param.sizes()) {
+          std::ostringstream msg;
+          msg << p.full << ": index.json says shape " << c10::IntArrayRef(folder->shape(p.full))
+              << " but the parameter has shape " << p.param.sizes() << " (stale index.json)";
+          problems.push_back(msg.str());
+          continue;
+        }
+        folder->check(p.full);
+      } catch (const OffloadError &e) {
+        problems.push_back(e.what());
+      }
+    }
+  if (problems.empty())
+    return;
+  std::ostringstream msg;
+  msg << "cannot attach offloading hooks: " << problems.size() << " offloaded parameter(s) have no usable data";
+  if (folder)
+    msg << " in " << folder->path().string();
+  msg << ":\n";
+  for (const auto &p : problems)
+    msg << "  - " << p << "\n";
+  msg << "No parameter was changed. Dispatch the in-memory model again with dispatch_model to rewrite the "
+         "offload folder, or reload it with from_pretrained.";
+  throw OffloadError(msg.str());
+}
+
+void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<const WeightsMap> &weights,
+                   torch::Device device) {
+  for (auto &group : owned) {
+    auto hook = std::make_shared<detail::OffloadHook>();
+    hook->module_name = group.module_name;
+    hook->weights = weights;
+    hook->execution_device = device;
+    for (const auto &p : group.params) {
+      hook->params.push_back(detail::make_record(p.local, p.full, p.param));
+      if (!p.param.is_meta())
+        detail::swap_to_meta(p.param, p.param.sizes(), p.param.scalar_type());
+    }
+    detail::set_hook(*group.module, std::move(hook));
+  }
+}
+
+} // namespace
+
+void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
+                          std::shared_ptr<const WeightsMap> weights) {
+  require_explicit(resolved);
+  if (!weights)
+    throw Error("attach_offload_hooks needs a weights map (got a null pointer)");
+  auto owned = disk_parameters(model, resolved);
+  check_weights(owned, *weights);
+  install_hooks(owned, weights, main_device(resolved));
+}
+
+void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::filesystem::path &offload_folder) {
+  const DeviceMap resolved = resolve_device_map(model, map);
+  const torch::Device exec = main_device(resolved);
+
+  // Gather every value first: offloaded ones come back through their hooks,
+  // so a dispatched model can be dispatched again with a new map. Nothing is
+  // changed until everything is known to work.
+  std::map<std::string, torch::Tensor> to_disk;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> moves; // parameter, new value
+  for (const auto &item : model.named_parameters(true)) {
+    const Placement placement = *resolved.placement_for(item.key());
+    const torch::Tensor value = parameter_value(model, item.key());
+    if (placement.is_disk())
+      to_disk.emplace(item.key(), value);
+    else if (value.device() != placement.device() || value.unsafeGetTensorImpl() != item.value().unsafeGetTensorImpl())
+      moves.emplace_back(item.value(), value.to(placement.device()));
+  }
+  for (const auto &item : model.named_buffers(true)) {
+    const Placement placement = *resolved.placement_for(item.key());
+    const torch::Device device = placement.is_disk() ? exec : placement.device();
+    if (item.value().device() != device)
+      moves.emplace_back(item.value(), item.value().to(device));
+  }
+  if (!to_disk.empty() && offload_folder.empty()) {
+    std::vector<std::string> names;
+    for (const auto &[name, value] : to_disk)
+      names.push_back(name);
+    throw OffloadError("the device map places " + std::to_string(names.size()) +
+                       " parameter(s) on \"disk\" (" + join_list(names) +
+                       ") but no offload_folder was given; pass one to dispatch_model (or LoadOptions."
+                       "offload_folder). No parameter was changed.");
+  }
+  std::shared_ptr<const WeightsMap> weights;
+  if (!to_disk.empty()) {
+    offload_tensors(offload_folder, to_disk);
+    weights = std::make_shared<OffloadFolder>(offload_folder);
+  }
+
+  // Commit: old hooks go (their parameters are re-placed, not orphaned).
+  detail::for_each_module(model, [](const std::string &, const Module &m) { detail::drop_hook(m, false); });
+  for (const auto &[param, value] : moves)
+    detail::swap_storage(param, value);
+  if (weights) {
+    auto owned = disk_parameters(model, resolved);
+    install_hooks(owned, weights, exec);
+  }
+}
+
+} // namespace metaguard

@@ -1,0 +1,275 @@
+// accelerate's offload folder (utils/offload.py), written and read
+// byte-compatibly: index.json + one raw little-endian <name>.dat per tensor.
+#include <metaguard/errors.h>
+#include <metaguard/offload_folder.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the offload format is little-endian; big-endian hosts would need byte swapping"
+#endif
+
+namespace metaguard {
+namespace fs = std::filesystem;
+namespace {
+
+const std::pair<torch::Dtype, const char *> kNumpyNames[] = {
+    {torch::kFloat64, "float64"}, {torch::kFloat32, "float32"}, {torch::kFloat16, "float16"},
+    {torch::kBFloat16, "bfloat16"}, {torch::kInt64, "int64"},     {torch::kInt32, "int32"},
+    {torch::kInt16, "int16"},     {torch::kInt8, "int8"},         {torch::kUInt8, "uint8"},
+    {torch::kBool, "bool"},       {torch::kComplexFloat, "complex64"}, {torch::kComplexDouble, "complex128"},
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::string describe(const std::string &tensor, const fs::path &file) {
+  return "tensor '" + tensor + "' (" + file.string() + ")";
+}
+
+// Tensor names become file names: refuse any that could leave the folder.
+void check_tensor_name(const std::string &name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos)
+    throw OffloadError("cannot offload tensor '" + name +
+                       "': its name is not usable as a file name in the offload folder");
+}
+
+std::int64_t numel_of(const std::vector<std::int64_t> &shape) {
+  std::int64_t n = 1;
+  for (auto d : shape)
+    if (d < 0 || (d > 0 && n > INT64_MAX / d))
+      return -1;
+    else
+      n *= d;
+  return n;
+}
+
+// A file written under a temporary name, renamed over its target by commit()
+// and removed if never committed, so a failed offload leaves the folder as it
+// was.
+class PendingFile {
+public:
+  PendingFile(fs::path target, const void *data, std::size_t size) : target_(std::move(target)) {
+    static std::atomic<unsigned> counter{0};
+    temp_ = target_;
+    temp_ += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+      throw OffloadError("cannot create " + temp_.string() + ": " + errno_text() +
+                         "; check that the offload folder is writable and has space");
+    const char *p = static_cast<const char *>(data);
+    std::size_t left = size;
+    while (left > 0) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        const std::string why = errno_text();
+        ::close(fd);
+        discard();
+        throw OffloadError("cannot write " + temp_.string() + ": " + why +
+                           "; nothing in the offload folder was changed");
+      }
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    if (::close(fd) != 0) {
+      const std::string why = errno_text();
+      discard();
+      throw OffloadError("cannot write " + temp_.string() + ": " + why);
+    }
+  }
+  PendingFile(PendingFile &&other) noexcept
+      : target_(std::move(other.target_)), temp_(std::move(other.temp_)), done_(other.done_) {
+    other.done_ = true;
+  }
+  PendingFile(const PendingFile &) = delete;
+  ~PendingFile() { discard(); }
+
+  void commit() {
+    if (::rename(temp_.c_str(), target_.c_str()) != 0)
+      throw OffloadError("cannot rename " + temp_.string() + " to " + target_.string() + ": " + errno_text());
+    done_ = true;
+  }
+
+private:
+  void discard() {
+    if (!done_)
+      ::unlink(temp_.c_str());
+    done_ = true;
+  }
+  fs::path target_, temp_;
+  bool done_ = false;
+};
+
+nlohmann::json read_json(const fs::path &file) {
+  std::ifstream in(file);
+  if (!in)
+    throw OffloadError("cannot open " + file.string() + ": " + errno_text());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception &e) {
+    throw OffloadError(file.string() + " is not valid JSON (" + e.what() +
+                       "); the offload folder is damaged: dispatch the model again to rewrite it");
+  }
+}
+
+} // namespace
+
+std::string numpy_dtype_name(torch::Dtype dtype) {
+  for (const auto &[d, name] : kNumpyNames)
+    if (d == dtype)
+      return name;
+  throw OffloadError(std::string("dtype ") + c10::toString(dtype) + " has no numpy name and cannot be offloaded");
+}
+
+torch::Dtype dtype_from_numpy_name(const std::string &name, const std::string &what) {
+  for (const auto &[d, n] : kNumpyNames)
+    if (name == n)
+      return d;
+  throw OffloadError(what + " has dtype \"" + name +
+                     "\", which LibTorch cannot hold (supported: float64, float32, float16, bfloat16, "
+                     "int64, int32, int16, int8, uint8, bool, complex64, complex128)");
+}
+
+void offload_tensors(const fs::path &folder, const std::map<std::string, torch::Tensor> &tensors) {
+  // Validate everything before touching the disk.
+  for (const auto &[name, tensor] : tensors) {
+    check_tensor_name(name);
+    if (tensor.is_meta())
+      throw OffloadError("cannot offload tensor '" + name +
+                         "': it is on the meta device and has no values; load the weights first");
+    numpy_dtype_name(tensor.scalar_type());
+  }
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec)
+    throw OffloadError("cannot create offload folder " + folder.string() + ": " + ec.message());
+
+  const fs::path index_file = folder / "index.json";
+  nlohmann::json index = fs::exists(index_file) ? read_json(index_file) : nlohmann::json::object();
+  if (!index.is_object())
+    throw OffloadError(index_file.string() + " is not a JSON object; the offload folder is damaged");
+
+  std::vector<PendingFile> pending;
+  for (const auto &[name, tensor] : tensors) {
+    const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
+    index[name] = {{"dtype", numpy_dtype_name(t.scalar_type())}, {"shape", t.sizes().vec()}};
+    pending.emplace_back(folder / (name + ".dat"), t.data_ptr(), t.nbytes());
+  }
+  const std::string text = index.dump(2);
+  pending.emplace_back(index_file, text.data(), text.size());
+  // The index goes last: readers never see an entry before its data.
+  for (auto &file : pending)
+    file.commit();
+}
+
+OffloadFolder::OffloadFolder(fs::path folder) : folder_(std::move(folder)) {
+  const fs::path index_file = folder_ / "index.json";
+  if (!fs::exists(index_file))
+    throw OffloadError("offload folder " + folder_.string() +
+                       " has no index.json; it was not written by dispatch_model or accelerate, or was "
+                       "deleted: dispatch the model again with an offload_folder");
+  const nlohmann::json index = read_json(index_file);
+  if (!index.is_object())
+    throw OffloadError(index_file.string() + " is not a JSON object; the offload folder is damaged");
+  for (const auto &[name, info] : index.items()) {
+    const std::string where = "entry '" + name + "' of " + index_file.string();
+    check_tensor_name(name);
+    if (!info.is_object() || !info.contains("dtype") || !info["dtype"].is_string() || !info.contains("shape") ||
+        !info["shape"].is_array())
+      throw OffloadError(where + " must be {\"dtype\": string, \"shape\": [int, ...]}");
+    Entry e;
+    e.dtype_name = info["dtype"].get<std::string>();
+    for (const auto &d : info["shape"]) {
+      if (!d.is_number_integer() || d.get<std::int64_t>() < 0)
+        throw OffloadError(where + " has a shape that is not a list of non-negative integers");
+      e.shape.push_back(d.get<std::int64_t>());
+    }
+    if (numel_of(e.shape) < 0)
+      throw OffloadError(where + " has a shape whose element count overflows");
+    entries_.emplace(name, std::move(e));
+  }
+}
+
+bool OffloadFolder::contains(const std::string &name) const { return entries_.count(name) != 0; }
+
+std::vector<std::string> OffloadFolder::names() const {
+  std::vector<std::string> out;
+  for (const auto &[name, e] : entries_)
+    out.push_back(name);
+  return out;
+}
+
+const OffloadFolder::Entry &OffloadFolder::entry(const std::string &name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end())
+    throw OffloadError("tensor '" + name + "' is not in " + (folder_ / "index.json").string() +
+                       "; the offload folder does not belong to this model (or is stale): dispatch the "
+                       "model again to rewrite it");
+  return it->second;
+}
+
+torch::Dtype OffloadFolder::dtype(const std::string &name) const {
+  return dtype_from_numpy_name(entry(name).dtype_name, "tensor '" + name + "' in " + (folder_ / "index.json").string());
+}
+
+std::vector<std::int64_t> OffloadFolder::shape(const std::string &name) const { return entry(name).shape; }
+
+std::int64_t OffloadFolder::check(const std::string &name) const {
+  const Entry &e = entry(name);
+  const torch::Dtype d = dtype(name);
+  const fs::path file = folder_ / (name + ".dat");
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0)
+    throw OffloadError("the data of " + describe(name, file) + " is missing (" + errno_text() +
+                       "); index.json lists it, so the folder is stale or was partly deleted: dispatch the "
+                       "model again to rewrite it");
+  // accelerate stores a 0-d tensor as one element (numpy memmaps cannot be 0-d).
+  const std::int64_t expected = numel_of(e.shape) * static_cast<std::int64_t>(c10::elementSize(d));
+  if (static_cast<std::int64_t>(st.st_size) != expected) {
+    std::ostringstream msg;
+    msg << "the data of " << describe(name, file) << " has " << st.st_size << " bytes, but index.json says "
+        << e.dtype_name << " " << c10::IntArrayRef(e.shape) << ", which is " << expected
+        << " bytes; index.json is stale or the file is truncated: dispatch the model again to rewrite it";
+    throw OffloadError(msg.str());
+  }
+  return expected;
+}
+
+torch::Tensor OffloadFolder::load(const std::string &name) const {
+  const Entry &e = entry(name);
+  const torch::Dtype d = dtype(name);
+  const auto options = torch::TensorOptions().dtype(d);
+  const std::int64_t bytes = check(name);
+  if (bytes == 0)
+    return torch::empty(e.shape, options);
+  const fs::path file = folder_ / (name + ".dat");
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw OffloadError("cannot open the data of " + describe(name, file) + ": " + errno_text());
+  // Map the page cache instead of copying: a private read-only mapping,
+  // populated up front, then made writable so that a write copies the page
+  // (never the file) instead of faulting. Populating a writable private
+  // mapping would copy every page.
+  void *addr = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  const std::string why = errno_text();
+  ::close(fd);
+  if (addr == MAP_FAILED)
+    throw OffloadError("cannot map the data of " + describe(name, file) + ": " + why);
+  ::mprotect(addr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE);
+  const auto length = static_cast<std::size_t>(bytes);
+  return torch::from_blob(
+      addr, e.shape, [length](void *p) { ::munmap(p, length); }, options);
+}
+
+} // namespace metaguard

@@ -1,0 +1,45 @@
+#include <metaguard/offload_hook.h>
+#include <metaguard/policy.h>
+#include <metaguard/pretrained_model.h>
+
+#include "offload_registry.h"
+
+namespace metaguard {
+
+// A stack-allocated model has no weak_ptr to expire: forget its hook so a
+// later module at the same address does not inherit it.
+PreTrainedModel::~PreTrainedModel() { detail::drop_hook(*this, /*orphan=*/false); }
+
+void PreTrainedModel::refuse_if_offloaded(const std::string &target) const {
+  if (policy() == Policy::Off)
+    return;
+  const auto names = offloaded_parameter_names(*this);
+  if (names.empty())
+    return;
+  std::string list;
+  for (const auto &n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  detail::enforce(OffloadError(
+      "cannot move the model to " + target + ": " + std::to_string(names.size()) +
+      " parameter(s) are offloaded to disk (" + list +
+      "), and moving them would separate them from their hooks (their data would be lost). To change where "
+      "parameters live, call dispatch_model with a new device map, or reload with from_pretrained and "
+      "LoadOptions.device_map; for a copy of a parameter use load_offloaded_parameter."));
+}
+
+void PreTrainedModel::to(torch::Device device, torch::Dtype dtype, bool non_blocking) {
+  refuse_if_offloaded(device.str() + " / " + c10::toString(dtype));
+  Module::to(device, dtype, non_blocking);
+}
+
+void PreTrainedModel::to(torch::Dtype dtype, bool non_blocking) {
+  refuse_if_offloaded(c10::toString(dtype));
+  Module::to(dtype, non_blocking);
+}
+
+void PreTrainedModel::to(torch::Device device, bool non_blocking) {
+  refuse_if_offloaded(device.str());
+  Module::to(device, non_blocking);
+}
+
+} // namespace metaguard
