@@ -5,10 +5,12 @@
 #include <metaguard/device.h>
 #include <metaguard/device_map.h>
 #include <metaguard/dispatch.h>
+#include <metaguard/dtype.h>
 #include <metaguard/errors.h>
 #include <metaguard/offload_folder.h>
 #include <metaguard/offload_hook.h>
 #include <metaguard/policy.h>
 #include <metaguard/pretrained_model.h>
+#include <metaguard/safetensors.h>
 #include <metaguard/size.h>
 #include <metaguard/weights_map.h>

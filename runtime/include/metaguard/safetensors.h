@@ -1,0 +1,98 @@
+// One safetensors file: validated on open, tensors read by name.
+//
+// Reading maps the file privately (copy-on-write): tensors whose dtype and
+// alignment allow it point straight into the mapping, so loading copies
+// nothing, and writing to such a tensor changes only this process's copy of
+// the page, never the file. Every malformed input gives a FormatError naming
+// the file, the tensor (when there is one) and the reason.
+#pragma once
+
+#include <metaguard/errors.h>
+
+#include <torch/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace metaguard {
+
+struct SafetensorsOptions {
+  // Largest accepted JSON header, as in the reference implementation: a
+  // corrupt length field must not make us allocate gigabytes.
+  std::int64_t max_header_size = 100'000'000;
+  // Fault every page in at open (MAP_POPULATE), so that loading the whole
+  // file costs one sequential pass instead of a fault per page later. Off
+  // when only a few tensors will be read.
+  bool populate = false;
+};
+
+// One tensor's entry in the header. Offsets are relative to the data section
+// (which starts right after the header), as in the file.
+struct TensorInfo {
+  std::string name;
+  std::string dtype; // as written, e.g. "F32", "U16"
+  std::vector<std::int64_t> shape;
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t nbytes() const { return end - begin; }
+};
+
+namespace detail {
+struct SafetensorsData;
+}
+
+class SafetensorsFile {
+public:
+  // Opens and validates `path`; throws FormatError.
+  explicit SafetensorsFile(const std::filesystem::path &path,
+                           const SafetensorsOptions &options = {});
+  static SafetensorsFile open(const std::filesystem::path &path,
+                              const SafetensorsOptions &options = {}) {
+    return SafetensorsFile(path, options);
+  }
+
+  const std::filesystem::path &path() const;
+  // Tensor names in file order (by offset).
+  const std::vector<std::string> &names() const;
+  bool contains(std::string_view name) const;
+  // Throws FormatError naming the file when there is no such tensor.
+  const TensorInfo &info(std::string_view name) const;
+  // The header's __metadata__ (empty when absent).
+  const std::map<std::string, std::string> &metadata() const;
+  std::int64_t file_size() const;
+  // Byte offset of the data section in the file: 8 + header length.
+  std::int64_t data_offset() const;
+
+  // A CPU tensor with the file's dtype. Zero-copy (it keeps the mapping
+  // alive) when the data is aligned for its dtype; otherwise a copy. Throws
+  // FormatError naming tensor and dtype when LibTorch cannot hold the dtype.
+  torch::Tensor tensor(std::string_view name) const;
+  // The same tensor converted to `dtype` (no conversion, so zero-copy, when it
+  // already has that dtype).
+  torch::Tensor tensor(std::string_view name, torch::Dtype dtype) const;
+
+private:
+  std::shared_ptr<const detail::SafetensorsData> data_;
+};
+
+// Tensors to write, in any order: the file orders them itself.
+using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
+
+// Writes `tensors` as one safetensors file the way the reference writer
+// does: tensors ordered by element size (largest first, which keeps every
+// tensor aligned) then name, header padded with spaces to a multiple of 8,
+// `metadata` as __metadata__. Atomic: written to a temporary file in the same
+// folder, synced, then renamed over `file`; on failure `file` is untouched and
+// the FormatError says why. Tensors may live on any device but the meta one.
+void save_safetensors(const std::filesystem::path &file, const NamedTensors &tensors,
+                      const std::map<std::string, std::string> &metadata = {
+                          {"format", "pt"}});
+
+} // namespace metaguard

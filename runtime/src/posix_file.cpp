@@ -1,0 +1,122 @@
+#include "posix_file.h"
+
+#include <metaguard/errors.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace metaguard::detail {
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+UniqueFd &UniqueFd::operator=(UniqueFd &&other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+int UniqueFd::release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+void read_exact(int fd, const std::filesystem::path &path, void *buffer,
+                std::size_t size, std::int64_t offset) {
+  auto *out = static_cast<char *>(buffer);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, out, size, offset);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw FormatError("cannot read '" + path.string() + "': " + errno_text(errno));
+    if (n == 0)
+      throw FormatError("cannot read '" + path.string() +
+                        "': the file ended early (was it truncated while being read?)");
+    out += n;
+    size -= static_cast<std::size_t>(n);
+    offset += n;
+  }
+}
+
+namespace {
+// Distinguishes temporaries of concurrent saves within one process.
+std::atomic<unsigned> temporary_counter{0};
+} // namespace
+
+AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
+  temporary_ = target_.parent_path() /
+               ("." + target_.filename().string() + ".tmp-" +
+                std::to_string(::getpid()) + "-" + std::to_string(temporary_counter++));
+  const int fd = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    fail("cannot create a temporary file in '" + target_.parent_path().string() + "'", errno);
+  fd_ = UniqueFd(fd);
+}
+
+AtomicFile::AtomicFile(AtomicFile &&other) noexcept
+    : target_(std::move(other.target_)), temporary_(std::move(other.temporary_)),
+      fd_(std::move(other.fd_)), published_(other.published_) {
+  other.published_ = true; // the moved-from object owns no temporary
+}
+
+AtomicFile::~AtomicFile() {
+  if (published_)
+    return;
+  fd_ = UniqueFd();
+  ::unlink(temporary_.c_str());
+}
+
+void AtomicFile::fail(const std::string &what, int error) const {
+  throw FormatError("could not write '" + target_.string() + "': " + what + ": " +
+                    errno_text(error) + "; nothing was replaced");
+}
+
+void AtomicFile::write(const void *data, std::size_t size) {
+  const auto *in = static_cast<const char *>(data);
+  while (size > 0) {
+    // Large writes are chunked: some kernels cap one write at ~2 GiB.
+    const std::size_t chunk = std::min<std::size_t>(size, std::size_t{1} << 30);
+    const ssize_t n = ::write(fd_.get(), in, chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      fail("writing the temporary file '" + temporary_.string() + "' failed", errno);
+    in += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void AtomicFile::finish() {
+  if (::fsync(fd_.get()) != 0)
+    fail("flushing the temporary file to disk failed", errno);
+  const int fd = fd_.release();
+  if (::close(fd) != 0)
+    fail("closing the temporary file failed", errno);
+}
+
+void AtomicFile::publish() {
+  if (::rename(temporary_.c_str(), target_.c_str()) != 0)
+    fail("renaming the temporary file onto it failed", errno);
+  published_ = true;
+}
+
+void sync_directory(const std::filesystem::path &dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() >= 0)
+    ::fsync(fd.get());
+}
+
+} // namespace metaguard::detail

@@ -1,0 +1,67 @@
+// Private to the library: small POSIX file helpers whose failures become
+// FormatErrors that name the file and say why (strerror).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace metaguard::detail {
+
+// Owns a file descriptor.
+class UniqueFd {
+public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd();
+  UniqueFd(UniqueFd &&other) noexcept : fd_(other.release()) {}
+  UniqueFd &operator=(UniqueFd &&other) noexcept;
+  UniqueFd(const UniqueFd &) = delete;
+  UniqueFd &operator=(const UniqueFd &) = delete;
+  int get() const { return fd_; }
+  int release();
+
+private:
+  int fd_ = -1;
+};
+
+// The message of errno, e.g. "No such file or directory".
+std::string errno_text(int error);
+
+// Reads exactly `size` bytes at `offset`; throws FormatError naming `path`.
+void read_exact(int fd, const std::filesystem::path &path, void *buffer,
+                std::size_t size, std::int64_t offset);
+
+// A file written under a temporary name next to its target and renamed onto
+// it only by publish(): readers never see a half-written file, and a failure
+// before publish() leaves whatever was at the target untouched. The
+// temporary file is removed when the object dies unpublished.
+class AtomicFile {
+public:
+  explicit AtomicFile(std::filesystem::path target);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile &) = delete;
+  AtomicFile &operator=(const AtomicFile &) = delete;
+  AtomicFile(AtomicFile &&) noexcept;
+  AtomicFile &operator=(AtomicFile &&) = delete;
+
+  void write(const void *data, std::size_t size);
+  // Flushes the data to disk and closes the temporary file.
+  void finish();
+  // Renames the finished temporary file onto the target.
+  void publish();
+  const std::filesystem::path &target() const { return target_; }
+
+private:
+  [[noreturn]] void fail(const std::string &what, int error) const;
+  std::filesystem::path target_;
+  std::filesystem::path temporary_;
+  UniqueFd fd_;
+  bool published_ = false;
+};
+
+// Makes renames in `dir` durable; best effort (some file systems refuse).
+void sync_directory(const std::filesystem::path &dir);
+
+} // namespace metaguard::detail

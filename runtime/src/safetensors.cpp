@@ -1,0 +1,372 @@
+#include <metaguard/dtype.h>
+#include <metaguard/safetensors.h>
+
+#include "json_strict.h"
+#include "posix_file.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <limits>
+#include <sstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian; big-endian hosts would need byte swaps"
+#endif
+
+namespace metaguard {
+namespace detail {
+
+// A private, copy-on-write mapping of a whole file. Tensors made from it
+// hold a shared_ptr, so the mapping lives as long as the last of them.
+struct Mapping {
+  void *address = nullptr;
+  std::size_t size = 0;
+  Mapping() = default;
+  Mapping(const Mapping &) = delete;
+  Mapping &operator=(const Mapping &) = delete;
+  ~Mapping() {
+    if (address != nullptr)
+      ::munmap(address, size);
+  }
+  const char *bytes() const { return static_cast<const char *>(address); }
+};
+
+struct SafetensorsData {
+  std::filesystem::path path;
+  std::int64_t file_size = 0;
+  std::int64_t data_offset = 0;
+  std::vector<TensorInfo> tensors; // sorted by offset
+  std::vector<std::string> names;
+  std::map<std::string, std::size_t, std::less<>> index;
+  std::map<std::string, std::string> metadata;
+  std::shared_ptr<Mapping> mapping;
+};
+
+} // namespace detail
+
+namespace {
+
+using detail::SafetensorsData;
+
+constexpr std::string_view kLfsPointerStart = "version https://git-lfs.github.com/spec/";
+
+std::string shape_text(const std::vector<std::int64_t> &shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+[[noreturn]] void fail(const std::filesystem::path &path, const std::string &reason) {
+  throw FormatError("safetensors file '" + path.string() + "': " + reason);
+}
+
+[[noreturn]] void fail_tensor(const std::filesystem::path &path, const std::string &tensor,
+                              const std::string &reason) {
+  fail(path, "tensor '" + tensor + "': " + reason);
+}
+
+// Bytes taken by `shape` elements of `bits` bits each, with every product
+// checked: a hostile header must not wrap around and pass validation.
+std::optional<std::uint64_t> checked_nbytes(const std::vector<std::int64_t> &shape, int bits,
+                                            bool *whole_bytes) {
+  std::uint64_t elements = 1;
+  bool empty = false;
+  for (const std::int64_t dim : shape) {
+    if (dim == 0) {
+      empty = true;
+      continue;
+    }
+    // Nonzero dims must multiply within int64 even for an empty tensor:
+    // LibTorch computes that product too.
+    if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(dim), &elements) ||
+        elements > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      return std::nullopt;
+  }
+  if (empty)
+    elements = 0;
+  std::uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(bits), &total_bits))
+    return std::nullopt;
+  *whole_bytes = total_bits % 8 == 0;
+  return total_bits / 8;
+}
+
+std::int64_t json_index(const std::filesystem::path &path, const std::string &tensor,
+                        const nlohmann::json &value, const char *field) {
+  if (!value.is_number_unsigned() ||
+      value.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+    fail_tensor(path, tensor, std::string("\"") + field +
+                                  "\" must hold non-negative integers below 2^63, found " +
+                                  value.dump());
+  return value.get<std::int64_t>();
+}
+
+TensorInfo parse_tensor_entry(const std::filesystem::path &path, const std::string &name,
+                              const nlohmann::json &entry) {
+  if (!entry.is_object())
+    fail_tensor(path, name, "header entry is not a JSON object: " + entry.dump());
+  for (const char *field : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(field))
+      fail_tensor(path, name, std::string("header entry has no \"") + field + "\"");
+  TensorInfo info;
+  info.name = name;
+  const auto &dtype = entry["dtype"];
+  if (!dtype.is_string())
+    fail_tensor(path, name, "\"dtype\" is not a string: " + dtype.dump());
+  info.dtype = dtype.get<std::string>();
+  if (!safetensors_dtype_bits(info.dtype))
+    fail_tensor(path, name, "unknown dtype '" + info.dtype + "'");
+  const auto &shape = entry["shape"];
+  if (!shape.is_array())
+    fail_tensor(path, name, "\"shape\" is not an array: " + shape.dump());
+  for (const auto &dim : shape)
+    info.shape.push_back(json_index(path, name, dim, "shape"));
+  const auto &offsets = entry["data_offsets"];
+  if (!offsets.is_array() || offsets.size() != 2)
+    fail_tensor(path, name, "\"data_offsets\" is not an array [begin, end]: " + offsets.dump());
+  info.begin = json_index(path, name, offsets[0], "data_offsets");
+  info.end = json_index(path, name, offsets[1], "data_offsets");
+  return info;
+}
+
+std::map<std::string, std::string> parse_metadata(const std::filesystem::path &path,
+                                                  const nlohmann::json &value) {
+  std::map<std::string, std::string> metadata;
+  if (value.is_null())
+    return metadata;
+  if (!value.is_object())
+    fail(path, "__metadata__ must be an object of strings, found " + value.dump());
+  for (const auto &[key, item] : value.items()) {
+    if (!item.is_string())
+      fail(path, "__metadata__ value of \"" + key + "\" must be a string, found " +
+                     std::string(item.type_name()) + " " + item.dump());
+    metadata.emplace(key, item.get<std::string>());
+  }
+  return metadata;
+}
+
+void parse_header(SafetensorsData &data, std::string_view header) {
+  if (const auto bad = detail::find_invalid_utf8(header))
+    fail(data.path, "header is not valid UTF-8 (byte " + std::to_string(*bad + 8) +
+                        " of the file)");
+  nlohmann::json json;
+  try {
+    json = detail::parse_json_strict(header);
+  } catch (const std::runtime_error &e) {
+    fail(data.path, std::string("header is not usable JSON: ") + e.what());
+  }
+  if (!json.is_object())
+    fail(data.path, "header is not a JSON object");
+  for (const auto &[key, value] : json.items()) {
+    if (key == "__metadata__")
+      data.metadata = parse_metadata(data.path, value);
+    else
+      data.tensors.push_back(parse_tensor_entry(data.path, key, value));
+  }
+}
+
+// The reference's layout rules: sorted by offset, tensors tile the data
+// section exactly from 0 to its end, each slice the size its shape needs.
+void validate_layout(SafetensorsData &data) {
+  auto &tensors = data.tensors;
+  std::sort(tensors.begin(), tensors.end(), [](const TensorInfo &a, const TensorInfo &b) {
+    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
+  });
+  const std::int64_t data_size = data.file_size - data.data_offset;
+  std::int64_t expected = 0;
+  const std::string *previous = nullptr;
+  for (const auto &t : tensors) {
+    const std::string offsets =
+        "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+    if (t.end < t.begin)
+      fail_tensor(data.path, t.name, offsets + " end before they begin");
+    if (t.begin > expected)
+      fail_tensor(data.path, t.name,
+                  offsets + " leave a gap: data bytes [" + std::to_string(expected) + ", " +
+                      std::to_string(t.begin) + ") belong to no tensor");
+    if (t.begin < expected)
+      fail_tensor(data.path, t.name,
+                  offsets + " overlap tensor '" + *previous + "', which ends at " +
+                      std::to_string(expected));
+    bool whole_bytes = true;
+    const int bits = *safetensors_dtype_bits(t.dtype);
+    const auto needed = checked_nbytes(t.shape, bits, &whole_bytes);
+    if (!needed)
+      fail_tensor(data.path, t.name,
+                  "shape " + shape_text(t.shape) + " of " + t.dtype + " overflows 64-bit sizes");
+    if (!whole_bytes)
+      fail_tensor(data.path, t.name,
+                  "shape " + shape_text(t.shape) + " of " + t.dtype +
+                      " does not fill a whole number of bytes");
+    if (*needed != static_cast<std::uint64_t>(t.end - t.begin))
+      fail_tensor(data.path, t.name,
+                  "shape " + shape_text(t.shape) + " of " + t.dtype + " needs " +
+                      std::to_string(*needed) + " bytes but " + offsets + " hold " +
+                      std::to_string(t.end - t.begin));
+    expected = t.end;
+    previous = &t.name;
+  }
+  if (expected > data_size)
+    fail(data.path, "tensors need " + std::to_string(expected) +
+                        " bytes of data but the file holds only " + std::to_string(data_size) +
+                        " after the header (truncated file?)");
+  if (expected < data_size)
+    fail(data.path, "the file has " + std::to_string(data_size - expected) +
+                        " bytes after the end of the last tensor");
+}
+
+void index_names(SafetensorsData &data) {
+  for (std::size_t i = 0; i < data.tensors.size(); ++i) {
+    data.names.push_back(data.tensors[i].name);
+    data.index.emplace(data.tensors[i].name, i);
+  }
+}
+
+std::uint64_t read_header_length(int fd, const SafetensorsData &data) {
+  const std::size_t probe_size =
+      static_cast<std::size_t>(std::min<std::int64_t>(data.file_size, kLfsPointerStart.size()));
+  std::string probe(probe_size, '\0');
+  detail::read_exact(fd, data.path, probe.data(), probe.size(), 0);
+  if (probe == kLfsPointerStart)
+    fail(data.path, "this is a git-lfs pointer file (" + std::to_string(data.file_size) +
+                        " bytes of text), not the weights: the checkpoint was cloned without "
+                        "git-lfs; run `git lfs install && git lfs pull` in its repository or "
+                        "download the files with huggingface_hub");
+  if (data.file_size < 8)
+    fail(data.path, "the file is " + std::to_string(data.file_size) +
+                        " bytes long, too short for the 8-byte header length");
+  unsigned char length[8];
+  detail::read_exact(fd, data.path, length, sizeof length, 0);
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | length[i];
+  return n;
+}
+
+std::shared_ptr<detail::Mapping> map_file(int fd, const SafetensorsData &data, bool populate) {
+  auto mapping = std::make_shared<detail::Mapping>();
+  const auto size = static_cast<std::size_t>(data.file_size);
+  // Mapped read-only first: MAP_POPULATE on a writable private mapping would
+  // break copy-on-write for every page, i.e. copy the whole file. Write
+  // permission added afterwards leaves the pages shared until written.
+  void *address =
+      ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+  if (address == MAP_FAILED)
+    fail(data.path, "cannot map the file: " + detail::errno_text(errno));
+  mapping->address = address;
+  mapping->size = size;
+  if (::mprotect(address, size, PROT_READ | PROT_WRITE) != 0)
+    fail(data.path, "cannot make the private mapping writable: " + detail::errno_text(errno));
+  return mapping;
+}
+
+std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &path,
+                                                 const SafetensorsOptions &options) {
+  auto data = std::make_shared<SafetensorsData>();
+  data->path = path;
+  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    fail(path, "cannot open: " + detail::errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    fail(path, "cannot stat: " + detail::errno_text(errno));
+  if (!S_ISREG(st.st_mode))
+    fail(path, "not a regular file");
+  data->file_size = st.st_size;
+  const std::uint64_t n = read_header_length(fd.get(), *data);
+  if (n > static_cast<std::uint64_t>(options.max_header_size))
+    fail(path, "header length " + std::to_string(n) + " exceeds the limit of " +
+                   std::to_string(options.max_header_size) +
+                   " bytes (SafetensorsOptions::max_header_size); the file is corrupt or not "
+                   "safetensors");
+  if (n > static_cast<std::uint64_t>(data->file_size - 8))
+    fail(path, "header length " + std::to_string(n) + " runs past the end of the file (" +
+                   std::to_string(data->file_size) + " bytes)");
+  data->data_offset = 8 + static_cast<std::int64_t>(n);
+  std::string header(n, '\0');
+  detail::read_exact(fd.get(), path, header.data(), header.size(), 8);
+  parse_header(*data, header);
+  validate_layout(*data);
+  index_names(*data);
+  data->mapping = map_file(fd.get(), *data, options.populate);
+  return data;
+}
+
+// LibTorch's BOOL is one byte holding 0 or 1; other bytes are undefined
+// behaviour in its kernels, so they are rejected rather than loaded.
+void check_bool_bytes(const SafetensorsData &data, const TensorInfo &info, const char *bytes) {
+  for (std::int64_t i = 0; i < info.nbytes(); ++i)
+    if (static_cast<unsigned char>(bytes[i]) > 1)
+      fail_tensor(data.path, info.name,
+                  "BOOL element " + std::to_string(i) + " is byte " +
+                      std::to_string(static_cast<unsigned char>(bytes[i])) +
+                      "; only 0 and 1 are booleans");
+}
+
+} // namespace
+
+SafetensorsFile::SafetensorsFile(const std::filesystem::path &path,
+                                 const SafetensorsOptions &options)
+    : data_(open_file(path, options)) {}
+
+const std::filesystem::path &SafetensorsFile::path() const { return data_->path; }
+const std::vector<std::string> &SafetensorsFile::names() const { return data_->names; }
+const std::map<std::string, std::string> &SafetensorsFile::metadata() const {
+  return data_->metadata;
+}
+std::int64_t SafetensorsFile::file_size() const { return data_->file_size; }
+std::int64_t SafetensorsFile::data_offset() const { return data_->data_offset; }
+
+bool SafetensorsFile::contains(std::string_view name) const {
+  return data_->index.find(name) != data_->index.end();
+}
+
+const TensorInfo &SafetensorsFile::info(std::string_view name) const {
+  const auto it = data_->index.find(name);
+  if (it == data_->index.end())
+    fail_tensor(data_->path, std::string(name), "no tensor of that name in the file");
+  return data_->tensors[it->second];
+}
+
+torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
+  const TensorInfo &info = this->info(name);
+  const auto dtype = torch_dtype_from_safetensors(info.dtype);
+  if (!dtype)
+    fail_tensor(data_->path, info.name,
+                "dtype " + info.dtype +
+                    " has no LibTorch 1.13 equivalent, so it cannot be loaded (the file's "
+                    "other tensors can still be read by name)");
+  const auto options = torch::TensorOptions().dtype(*dtype);
+  if (info.nbytes() == 0)
+    return torch::empty(info.shape, options);
+  char *bytes = static_cast<char *>(data_->mapping->address) + data_->data_offset + info.begin;
+  if (*dtype == torch::kBool)
+    check_bool_bytes(*data_, info, bytes);
+  const auto element_size = static_cast<std::uintptr_t>(c10::elementSize(*dtype));
+  if (reinterpret_cast<std::uintptr_t>(bytes) % element_size == 0) {
+    auto keep_alive = data_->mapping;
+    return torch::from_blob(
+        bytes, info.shape, [keep_alive](void *) {}, options);
+  }
+  // Misaligned (writers that do not pad, such as old reference versions):
+  // LibTorch kernels assume aligned elements, so copy.
+  auto copy = torch::empty(info.shape, options);
+  std::memcpy(copy.data_ptr(), bytes, static_cast<std::size_t>(info.nbytes()));
+  return copy;
+}
+
+torch::Tensor SafetensorsFile::tensor(std::string_view name, torch::Dtype dtype) const {
+  torch::Tensor t = tensor(name);
+  return t.scalar_type() == dtype ? t : t.to(dtype);
+}
+
+} // namespace metaguard
