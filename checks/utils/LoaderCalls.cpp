@@ -83,9 +83,11 @@ llvm::StringRef unresolvedCalleeName(const Stmt *S) {
     Name = DSME->getMember();
   else if (const auto *DSDRE = dyn_cast<DependentScopeDeclRefExpr>(Callee))
     Name = DSDRE->getDeclName();
-  if (!Name.isIdentifier())
+  // An empty DeclarationName also says isIdentifier(): ask for the pointer.
+  const IdentifierInfo *Id = Name.getAsIdentifierInfo();
+  if (!Id)
     return {};
-  return Name.getAsIdentifierInfo()->getName();
+  return Id->getName();
 }
 
 bool LoaderMatcher::isLoader(const FunctionDecl *FD) const {

@@ -62,7 +62,7 @@ NameList::NameList(llvm::StringRef OptionValue) {
 }
 
 bool NameList::matches(const NamedDecl *D) const {
-  if (!D || !D->getDeclName().isIdentifier())
+  if (!D || !D->getIdentifier())
     return false;
   llvm::StringRef Name = D->getName();
   if (llvm::is_contained(Bare, Name))

@@ -79,13 +79,10 @@ def main():
     parser.add_argument("-no-mocks", action="store_true")
     parser.add_argument("source")
     parser.add_argument("check")
-    args, rest = parser.parse_known_args()
-    extra = [a for a in rest]
-    unknown = []
-    if extra and extra[0] != "--":
-        unknown = extra
-    if unknown:
-        fail("unexpected arguments before '--': %s" % " ".join(unknown))
+    argv = sys.argv[1:]
+    own = argv[:argv.index("--")] if "--" in argv else argv
+    extra = argv[len(own):]
+    args = parser.parse_args(own)
     _, tidy_args, compiler_args = split_dashes(extra)
 
     source = os.path.abspath(args.source)
