@@ -8,6 +8,7 @@
 #include "offload_registry.h"
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <sstream>
 #include <unordered_set>
@@ -122,6 +123,14 @@ std::vector<std::string> dispatch_problems(const Module &model) {
     else if (item.value().is_meta())
       problems.push_back(item.key() + ": is on the meta device and no offloading hook covers it");
   }
+  return problems;
+}
+
+std::vector<std::string> orphan_problems(const Module &model) {
+  std::vector<std::string> problems;
+  for (const auto &item : model.named_parameters(true))
+    if (detail::orphan_name(item.value()))
+      problems.push_back(item.key() + ": its offloading hook was removed (remove_hook_from_module)");
   return problems;
 }
 
@@ -246,19 +255,33 @@ void verify_dispatch(const torch::nn::Module &model) {
     detail::enforce(problems_error("verify_dispatch", problems));
 }
 
+namespace {
+#ifdef NDEBUG
+std::atomic<bool> g_verify_on_materialise{false};
+#else
+std::atomic<bool> g_verify_on_materialise{true};
+#endif
+} // namespace
+
+void set_verify_on_materialise(bool on) { g_verify_on_materialise.store(on); }
+bool verify_on_materialise() { return g_verify_on_materialise.load(); }
+
 OnloadGuard::OnloadGuard(torch::nn::Module &module) {
   if (detail::registry_empty())
     return;
-#ifndef NDEBUG
-  // Debug builds check the whole subtree each time it is materialised, so a
-  // stripped hook is reported here rather than as a meta-tensor error deep
-  // inside an operator.
   if (policy() != Policy::Off) {
-    const auto problems = dispatch_problems(module);
+    // Debug builds check the whole subtree each time it is materialised;
+    // all builds report parameters whose hook was removed (rare, so the scan
+    // only runs when such a parameter exists), rather than letting a meta
+    // tensor fail deep inside an operator.
+    std::vector<std::string> problems;
+    if (verify_on_materialise())
+      problems = dispatch_problems(module);
+    else if (detail::has_orphans())
+      problems = orphan_problems(module);
     if (!problems.empty())
-      detail::enforce(problems_error("OnloadGuard on '" + module.name() + "'", problems));
+      detail::enforce(problems_error("OnloadGuard on " + module.name(), problems));
   }
-#endif
   std::vector<std::pair<const Module *, std::shared_ptr<OffloadHook>>> found;
   detail::for_each_module(module, [&](const std::string &, const Module &m) {
     if (auto hook = find_hook(m))

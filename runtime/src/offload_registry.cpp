@@ -19,8 +19,12 @@ struct Registry {
   std::unordered_map<const torch::nn::Module *, std::shared_ptr<OffloadHook>> hooks;
   std::unordered_map<const c10::TensorImpl *, Orphan> orphans;
   std::atomic<std::size_t> size{0};
+  std::atomic<std::size_t> orphan_count{0};
 
-  void update_size() { size.store(hooks.size() + orphans.size(), std::memory_order_relaxed); }
+  void update_size() {
+    size.store(hooks.size() + orphans.size(), std::memory_order_relaxed);
+    orphan_count.store(orphans.size(), std::memory_order_relaxed);
+  }
 };
 
 Registry &registry() {
@@ -100,6 +104,8 @@ std::optional<std::string> orphan_name(const torch::Tensor &param) {
     return std::nullopt;
   return it->second.name;
 }
+
+bool has_orphans() { return registry().orphan_count.load(std::memory_order_relaxed) != 0; }
 
 bool registry_empty() { return registry().size.load(std::memory_order_relaxed) == 0; }
 

@@ -55,6 +55,8 @@ void drop_hook(const torch::nn::Module &module, bool orphan);
 std::optional<std::string> orphan_name(const torch::Tensor &param);
 // True when no hook and no orphan exists anywhere (the common, free case).
 bool registry_empty();
+// True when some parameter somewhere had its hook removed.
+bool has_orphans();
 
 // Builds the record of `param` (called `local` in its module) for a hook.
 OffloadedParam make_record(const std::string &local, const std::string &key, const torch::Tensor &param);

@@ -50,6 +50,14 @@ void remove_hook_from_module(torch::nn::Module &module, bool recurse = false);
 // (also every meta parameter that no hook covers). Applies the Policy.
 void verify_dispatch(const torch::nn::Module &model);
 
+// Whether every OnloadGuard runs the full verify_dispatch check on its
+// subtree before materialising (catching e.g. a stripped hook as an
+// OffloadError instead of a meta-tensor error inside an operator). On by
+// default in debug builds (NDEBUG undefined), off otherwise; the cheap checks
+// (replaced or moved parameters, parameters whose hook was removed) always run.
+void set_verify_on_materialise(bool on);
+bool verify_on_materialise();
+
 // Materialises the offloaded parameters of `module` and its submodules on
 // their execution device for the guard's lifetime, then returns them to meta.
 // Put it first in a forward:
@@ -60,8 +68,9 @@ void verify_dispatch(const torch::nn::Module &model);
 //   }
 //
 // Free when nothing under `module` is offloaded. Guards nest (an outer guard
-// keeps parameters materialised for inner ones). In debug builds (NDEBUG
-// undefined) the parameters are verified each time they are materialised.
+// keeps parameters materialised for inner ones); the outermost guard on a
+// module's parameters returns them to meta. For inference: autograd must not
+// keep the materialised tensors for a later backward.
 class OnloadGuard {
 public:
   explicit OnloadGuard(torch::nn::Module &module);
