@@ -65,7 +65,8 @@ public:
     const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
       throw OffloadError("cannot create " + temp_.string() + ": " + errno_text() +
-                         "; check that the offload folder is writable and has space");
+                         "; nothing in the offload folder was changed (check that it is writable, has "
+                         "space, and that tensor names fit in a file name)");
     const char *p = static_cast<const char *>(data);
     std::size_t left = size;
     while (left > 0) {
