@@ -14,6 +14,7 @@ namespace fs = std::filesystem;
 
 struct EncoderImpl : torch::nn::Module {
   EncoderImpl() { proj = register_module("proj", torch::nn::Linear(8, 8)); }
+  explicit EncoderImpl(const metaguard::Config &) : EncoderImpl() {}
   torch::nn::Linear proj{nullptr};
 };
 TORCH_MODULE(Encoder);
@@ -97,4 +98,15 @@ void withMetaDevice(const fs::path &dir) {
   auto loaded = metaguard::with_meta_device([&] { return loadEncoder(dir); });
   // CHECK-NOTES: :[[@LINE-1]]:58: warning: 'loadEncoder' loads pretrained weights while a meta-device scope is active
   // CHECK-NOTES: :[[@LINE-2]]:17: note: 'metaguard::with_meta_device' runs this lambda on the meta device
+}
+
+void runtimeLoader(const fs::path &dir, const metaguard::Config &config) {
+  auto guard = metaguard::init_empty_weights();
+  auto skeleton = metaguard::from_config<Encoder>(config);
+  auto loaded = metaguard::from_pretrained<Encoder>(dir);
+  // CHECK-NOTES: :[[@LINE-1]]:17: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
+  // CHECK-NOTES: :[[@LINE-4]]:8: note: meta-device scope 'guard'
+  metaguard::LoadOptions options;
+  options.device_map = metaguard::DeviceMap::on(torch::kCPU);
+  auto placed = metaguard::from_pretrained<Encoder>(dir, options);
 }
