@@ -86,6 +86,17 @@ torch::Tensor find_parameter(const Module &model, const std::string &name) {
   throw OffloadError("cannot load offloaded parameter '" + name + "': " + why + ". " + kWhatToDo);
 }
 
+// set_data with a tensor of another shape or dtype keeps the TensorImpl but
+// no longer matches the data the hook loads.
+std::optional<std::string> shape_change(const torch::Tensor &current, const OffloadedParam &record) {
+  if (current.sizes() == c10::IntArrayRef(record.sizes) && current.scalar_type() == record.dtype)
+    return std::nullopt;
+  std::ostringstream msg;
+  msg << "was changed to " << current.scalar_type() << " " << current.sizes() << " (e.g. by set_data) while "
+      << "offloaded as " << record.dtype << " " << c10::IntArrayRef(record.sizes);
+  return msg.str();
+}
+
 // Everything wrong with the offloaded parameters under `model`, one line each.
 std::vector<std::string> dispatch_problems(const Module &model) {
   std::vector<std::string> problems;
@@ -109,6 +120,8 @@ std::vector<std::string> dispatch_problems(const Module &model) {
         if (hook->active == 0 && !current.is_meta())
           problems.push_back(full + ": was moved off the meta device (to " + current.device().str() +
                              ", e.g. by set_data or Module::to) while offloaded");
+        else if (const auto change = shape_change(current, record))
+          problems.push_back(full + ": " + *change);
         else
           continue;
       }
@@ -154,30 +167,40 @@ void check_hook(const Module &module, const OffloadHook &hook) {
       problems.push_back(full + ": was replaced by another tensor while offloaded");
     else if (!current.is_meta())
       problems.push_back(full + ": was moved off the meta device (to " + current.device().str() +
-                         ") while offloaded");
+                         ", e.g. by set_data) while offloaded");
+    else if (const auto change = shape_change(current, record))
+      problems.push_back(full + ": " + *change);
   }
   if (!problems.empty())
     detail::enforce(problems_error("materialising offloaded parameters of '" + hook.module_name + "'", problems));
 }
 
-void to_meta(const OffloadHook &hook, std::size_t count) {
+const void *storage_of(const c10::TensorImpl &impl) { return impl.storage().unsafeGetStorageImpl(); }
+
+// Returns the first `count` parameters of `hook` to meta, except any that
+// user code replaced while they were materialised.
+void to_meta(OffloadHook &hook, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
-    const auto &record = hook.params[i];
-    if (auto impl = record.impl.lock())
+    auto &record = hook.params[i];
+    auto impl = record.impl.lock();
+    if (impl && storage_of(*impl) == record.materialised)
       detail::swap_to_meta(torch::Tensor(std::move(impl)), record.sizes, record.dtype);
+    record.materialised = nullptr;
   }
 }
 
-void materialise(const OffloadHook &hook) {
+void materialise(OffloadHook &hook) {
   std::size_t done = 0;
   try {
     for (; done < hook.params.size(); ++done) {
-      const auto &record = hook.params[done];
+      auto &record = hook.params[done];
       auto impl = record.impl.lock();
       if (!impl)
         continue;
       const torch::Tensor value = detail::load_record(hook, record).to(hook.execution_device);
-      detail::swap_storage(torch::Tensor(std::move(impl)), value);
+      torch::Tensor param(std::move(impl));
+      detail::swap_storage(param, value);
+      record.materialised = storage_of(*param.unsafeGetTensorImpl());
     }
   } catch (...) {
     to_meta(hook, done); // all or nothing

@@ -29,6 +29,10 @@ struct OffloadedParam {
   const c10::TensorImpl *address;
   std::vector<std::int64_t> sizes;
   torch::Dtype dtype;
+  // The storage put in by the last materialisation: if the parameter holds
+  // another one when the guard ends, user code replaced it (set_data) and it
+  // is left alone for the checks to report, not silently thrown away.
+  const void *materialised = nullptr;
 };
 
 struct OffloadHook {

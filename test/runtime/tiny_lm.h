@@ -57,4 +57,12 @@ inline void copy_parameters(const torch::nn::Module &from, torch::nn::Module &to
     dst[item.key()].copy_(item.value());
 }
 
+// Turns every parameter of `module` into a meta tensor in place: a model
+// skeleton that was never loaded.
+inline void make_meta(torch::nn::Module &module) {
+  for (auto &p : module.parameters(true))
+    p.unsafeGetTensorImpl()->shallow_copy_from(
+        torch::empty(p.sizes(), p.options().device(torch::kMeta)).getIntrusivePtr());
+}
+
 } // namespace tiny
