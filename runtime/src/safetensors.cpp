@@ -47,6 +47,8 @@ struct SafetensorsData {
   std::map<std::string, std::size_t, std::less<>> index;
   std::map<std::string, std::string> metadata;
   std::shared_ptr<Mapping> mapping;
+  // Kept open for converting reads (pread), which bypass the mapping.
+  UniqueFd fd;
 };
 
 } // namespace detail
@@ -298,18 +300,52 @@ std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &pa
   validate_layout(*data);
   index_names(*data);
   data->mapping = map_file(fd.get(), *data, options.populate);
+  data->fd = std::move(fd);
   return data;
 }
 
 // LibTorch's BOOL is one byte holding 0 or 1; other bytes are undefined
 // behaviour in its kernels, so they are rejected rather than loaded.
-void check_bool_bytes(const SafetensorsData &data, const TensorInfo &info, const char *bytes) {
-  for (std::int64_t i = 0; i < info.nbytes(); ++i)
+void check_bool_bytes(const SafetensorsData &data, const TensorInfo &info, const char *bytes,
+                      std::int64_t count, std::int64_t first = 0) {
+  for (std::int64_t i = 0; i < count; ++i)
     if (static_cast<unsigned char>(bytes[i]) > 1)
       fail_tensor(data.path, info.name,
-                  "BOOL element " + std::to_string(i) + " is byte " +
+                  "BOOL element " + std::to_string(first + i) + " is byte " +
                       std::to_string(static_cast<unsigned char>(bytes[i])) +
                       "; only 0 and 1 are booleans");
+}
+
+torch::Dtype loadable_dtype(const SafetensorsData &data, const TensorInfo &info) {
+  const auto dtype = torch_dtype_from_safetensors(info.dtype);
+  if (!dtype)
+    fail_tensor(data.path, info.name,
+                "dtype " + info.dtype +
+                    " has no LibTorch 1.13 equivalent, so it cannot be loaded (the file's "
+                    "other tensors can still be read by name)");
+  return *dtype;
+}
+
+// Fills `out` (any dtype, any device) with the tensor's values, reading the
+// file in chunks through a small buffer: converting loads then touch only
+// their output, not a mapped copy of the source.
+void read_converted(const SafetensorsData &data, const TensorInfo &info, torch::Dtype source,
+                    torch::Tensor &out) {
+  constexpr std::int64_t kChunkBytes = std::int64_t{8} << 20;
+  const std::int64_t element = static_cast<std::int64_t>(c10::elementSize(source));
+  const std::int64_t total = info.nbytes() / element;
+  const std::int64_t chunk = std::max<std::int64_t>(1, std::min(total, kChunkBytes / element));
+  auto buffer = torch::empty({chunk}, torch::TensorOptions().dtype(source));
+  auto flat = out.view({-1});
+  for (std::int64_t first = 0; first < total; first += chunk) {
+    const std::int64_t count = std::min(chunk, total - first);
+    detail::read_exact(data.fd.get(), data.path, buffer.data_ptr(),
+                       static_cast<std::size_t>(count * element),
+                       data.data_offset + info.begin + first * element);
+    if (source == torch::kBool)
+      check_bool_bytes(data, info, static_cast<const char *>(buffer.data_ptr()), count, first);
+    flat.narrow(0, first, count).copy_(buffer.narrow(0, 0, count));
+  }
 }
 
 } // namespace
@@ -339,19 +375,14 @@ const TensorInfo &SafetensorsFile::info(std::string_view name) const {
 
 torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
   const TensorInfo &info = this->info(name);
-  const auto dtype = torch_dtype_from_safetensors(info.dtype);
-  if (!dtype)
-    fail_tensor(data_->path, info.name,
-                "dtype " + info.dtype +
-                    " has no LibTorch 1.13 equivalent, so it cannot be loaded (the file's "
-                    "other tensors can still be read by name)");
-  const auto options = torch::TensorOptions().dtype(*dtype);
+  const torch::Dtype dtype = loadable_dtype(*data_, info);
+  const auto options = torch::TensorOptions().dtype(dtype);
   if (info.nbytes() == 0)
     return torch::empty(info.shape, options);
   char *bytes = static_cast<char *>(data_->mapping->address) + data_->data_offset + info.begin;
-  if (*dtype == torch::kBool)
-    check_bool_bytes(*data_, info, bytes);
-  const auto element_size = static_cast<std::uintptr_t>(c10::elementSize(*dtype));
+  if (dtype == torch::kBool)
+    check_bool_bytes(*data_, info, bytes, info.nbytes());
+  const auto element_size = static_cast<std::uintptr_t>(c10::elementSize(dtype));
   if (reinterpret_cast<std::uintptr_t>(bytes) % element_size == 0) {
     auto keep_alive = data_->mapping;
     return torch::from_blob(
@@ -364,9 +395,16 @@ torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
   return copy;
 }
 
-torch::Tensor SafetensorsFile::tensor(std::string_view name, torch::Dtype dtype) const {
-  torch::Tensor t = tensor(name);
-  return t.scalar_type() == dtype ? t : t.to(dtype);
+torch::Tensor SafetensorsFile::tensor(std::string_view name, torch::Dtype dtype,
+                                      torch::Device device) const {
+  const TensorInfo &info = this->info(name);
+  const torch::Dtype source = loadable_dtype(*data_, info);
+  if (source == dtype && device.is_cpu())
+    return tensor(name);
+  auto out = torch::empty(info.shape, torch::TensorOptions().dtype(dtype).device(device));
+  if (info.nbytes() > 0 && !device.is_meta())
+    read_converted(*data_, info, source, out);
+  return out;
 }
 
 } // namespace metaguard

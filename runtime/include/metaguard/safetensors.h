@@ -74,9 +74,12 @@ public:
   // alive) when the data is aligned for its dtype; otherwise a copy. Throws
   // FormatError naming tensor and dtype when LibTorch cannot hold the dtype.
   torch::Tensor tensor(std::string_view name) const;
-  // The same tensor converted to `dtype` (no conversion, so zero-copy, when it
-  // already has that dtype).
-  torch::Tensor tensor(std::string_view name, torch::Dtype dtype) const;
+  // The tensor converted to `dtype` and placed on `device`. When that is what
+  // the file holds on the CPU this is tensor(name) (zero-copy); otherwise the
+  // bytes are read in chunks straight into a fresh tensor, so memory grows by
+  // the output plus a small buffer, never by a mapped copy of the source.
+  torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
+                       torch::Device device = torch::kCPU) const;
 
 private:
   std::shared_ptr<const detail::SafetensorsData> data_;

@@ -1,0 +1,155 @@
+// Loading Hugging Face checkpoints into LibTorch modules: transformers'
+// from_config / from_pretrained, with the meta-scope rule enforced.
+//
+//   struct TinyImpl : torch::nn::Module { explicit TinyImpl(const metaguard::Config &); ... };
+//   TORCH_MODULE(Tiny);
+//   Tiny model = metaguard::from_pretrained<Tiny>("checkpoints/tiny");
+//
+// The model is built on the meta device (no memory for its weights), then
+// every parameter and buffer is materialised from the checkpoint in place:
+// on the CPU with the checkpoint's dtype the tensor points into the privately
+// mapped file (no copy at all); otherwise it is read straight into its final
+// dtype and device. Peak memory is about the model's size plus one tensor.
+#pragma once
+
+#include <metaguard/checkpoint.h>
+#include <metaguard/config.h>
+#include <metaguard/device.h>
+#include <metaguard/device_map.h>
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace metaguard {
+
+struct LoadOptions {
+  // Where weights go: empty means "the ambient device, else the CPU";
+  // {"": device} / DeviceMap::on(device) puts everything on one device;
+  // several entries, "disk" or a strategy (DeviceMap::automatic(), ...) are
+  // resolved and dispatched as dispatch_model does, disk parameters being
+  // read from the checkpoint shards on demand.
+  DeviceMap device_map;
+  // Converts floating-point weights to this dtype; without it each weight
+  // takes the dtype of the model's parameter (the checkpoint's when equal).
+  std::optional<torch::Dtype> dtype;
+  // Not needed for safetensors checkpoints (disk weights are read in place);
+  // kept for API parity with transformers.
+  std::filesystem::path offload_folder;
+  // Budgets for the automatic device-map strategies.
+  MaxMemory max_memory;
+  // Module type names that a strategy must not split across devices.
+  std::vector<std::string> no_split_modules;
+  // Missing or unexpected keys are an error; false makes them a warning
+  // (missing tensors keep the values the model was built with; those built
+  // on meta become zeros, named in the warning).
+  bool strict = true;
+  // Reader limits (header size cap).
+  SafetensorsOptions safetensors;
+};
+
+namespace detail {
+
+// The torch::nn::Module inside a model value: a module holder (TORCH_MODULE),
+// a shared_ptr to a module, or a module itself.
+template <class Model> torch::nn::Module &module_of(Model &model) {
+  if constexpr (torch::detail::is_module_holder<Model>::value) {
+    return *model.ptr();
+  } else if constexpr (std::is_base_of_v<torch::nn::Module, Model>) {
+    return model;
+  } else {
+    static_assert(std::is_base_of_v<torch::nn::Module, typename Model::element_type>,
+                  "Model must be a torch::nn::Module, a module holder (TORCH_MODULE) or a "
+                  "shared_ptr to a module");
+    return *model;
+  }
+}
+
+template <class Model> Model construct(const Config &config) {
+  if constexpr (std::is_constructible_v<Model, const Config &>) {
+    return Model(config);
+  } else {
+    static_assert(torch::detail::is_module_holder<Model>::value ||
+                      std::is_base_of_v<torch::nn::Module, Model>,
+                  "from_config<Model> constructs Model(config): give Model (or its Impl) a "
+                  "constructor taking const metaguard::Config&");
+    return Model(config);
+  }
+}
+
+// Turns every parameter (and buffer, when include_buffers) that is not on
+// meta yet, and for which `select` says yes (all when empty), into a meta
+// tensor of the same shape and dtype, in place: the Parameter objects stay
+// the ones the module holds, their storage is freed.
+void release_to_meta(torch::nn::Module &module, bool include_buffers,
+                     const std::function<bool(const std::string &)> &select = {});
+
+// The meta-scope rule. Returns the device map to load with: the explicit
+// one, else {"": ambient device}, else {"": cpu}. With the meta device
+// ambient and no explicit map it raises MetaDeviceError under the policy
+// (Throw throws, Abort aborts, Warn prints and loads onto the CPU, Off loads
+// onto the CPU without a word).
+DeviceMap load_device_map(const char *api, const std::filesystem::path &dir,
+                          const LoadOptions &options);
+
+std::shared_ptr<const SafetensorsCheckpoint>
+open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const LoadOptions &options);
+
+// Builds Model(config) with its parameters on meta, keeping real the ones
+// the checkpoint does not have (they keep their initial values).
+void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
+
+void load_checkpoint(torch::nn::Module &module,
+                     const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
+                     const DeviceMap &map, const LoadOptions &options);
+
+} // namespace detail
+
+// Constructs Model(config). Under a meta scope every parameter (and buffer
+// when the scope includes buffers) ends on the meta device: layers that
+// allocate through metaguard::tensor_options() allocate nothing, and the
+// others' (torch::nn layers allocate on the CPU) are released right after
+// construction.
+template <class Model> Model from_config(const Config &config) {
+  Model model = detail::construct<Model>(config);
+  if (meta_device_active())
+    detail::release_to_meta(detail::module_of(model), ambient_includes_buffers());
+  return model;
+}
+
+// Builds Model(config.json of `dir`) on meta and loads the checkpoint of
+// `dir` into it. Throws MetaDeviceError when called with the meta device
+// ambient and no LoadOptions.device_map (see detail::load_device_map),
+// FormatError for anything wrong with the files or a mismatch with the model.
+template <class Model>
+METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
+                                              const LoadOptions &options = {}) {
+  const DeviceMap map = detail::load_device_map("from_pretrained", dir, options);
+  const auto checkpoint = detail::open_checkpoint(dir, map, options);
+  const Config config = load_config(checkpoint->folder());
+  Model model = [&]() -> Model {
+    // Parameters only: buffers are small and often computed, not saved.
+    MetaDeviceScope scope(/*include_buffers=*/false);
+    return detail::construct<Model>(config);
+  }();
+  detail::prepare_skeleton(detail::module_of(model), *checkpoint);
+  detail::load_checkpoint(detail::module_of(model), checkpoint, map, options);
+  return model;
+}
+
+// Loads the checkpoint of `dir` (a folder, a .safetensors file or an index)
+// into an already built module, in place: its Parameter objects stay the
+// same, their data becomes the checkpoint's. Same rule and errors as
+// from_pretrained.
+METAGUARD_LOADS_WEIGHTS void load_weights(torch::nn::Module &module,
+                                          const std::filesystem::path &dir,
+                                          const LoadOptions &options = {});
+
+} // namespace metaguard

@@ -1,0 +1,38 @@
+// A WeightsMap that reads offloaded parameters straight from the checkpoint's
+// safetensors shards, on demand: nothing is copied into an offload folder.
+#pragma once
+
+#include <metaguard/checkpoint.h>
+#include <metaguard/weights_map.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace metaguard {
+
+class SafetensorsWeightsMap : public WeightsMap {
+public:
+  // `dtypes` converts the named tensors on load (from_pretrained uses it when
+  // LoadOptions.dtype or the model's dtype differs from the checkpoint's).
+  explicit SafetensorsWeightsMap(std::shared_ptr<const SafetensorsCheckpoint> checkpoint,
+                                 std::map<std::string, torch::Dtype> dtypes = {});
+  explicit SafetensorsWeightsMap(const std::filesystem::path &location,
+                                 const SafetensorsOptions &options = {});
+
+  bool contains(const std::string &name) const override;
+  // A CPU tensor; zero-copy from the shard's mapping when no conversion is
+  // needed. Throws FormatError naming the file and tensor.
+  torch::Tensor load(const std::string &name) const override;
+  std::vector<std::string> names() const override;
+
+  const SafetensorsCheckpoint &checkpoint() const { return *checkpoint_; }
+
+private:
+  std::shared_ptr<const SafetensorsCheckpoint> checkpoint_;
+  std::map<std::string, torch::Dtype> dtypes_;
+};
+
+} // namespace metaguard

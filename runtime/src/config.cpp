@@ -1,0 +1,33 @@
+#include <metaguard/config.h>
+#include <metaguard/errors.h>
+
+#include <fstream>
+#include <iterator>
+#include <system_error>
+
+namespace metaguard {
+
+Config load_config(const std::filesystem::path &dir_or_file) {
+  std::error_code error;
+  const bool is_dir = std::filesystem::is_directory(dir_or_file, error);
+  const auto file = is_dir ? dir_or_file / "config.json" : dir_or_file;
+  const std::string where = "config '" + file.string() + "': ";
+  if (!std::filesystem::is_regular_file(file, error))
+    throw FormatError(where + "no such file; from_pretrained builds the model from it "
+                              "(save_pretrained writes it when SaveOptions.config is set)");
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    throw FormatError(where + "cannot be read");
+  Config config;
+  try {
+    config = Config::parse(text);
+  } catch (const nlohmann::json::exception &e) {
+    throw FormatError(where + "not valid JSON: " + e.what());
+  }
+  if (!config.is_object())
+    throw FormatError(where + "must hold a JSON object, found " + config.type_name());
+  return config;
+}
+
+} // namespace metaguard

@@ -1,0 +1,265 @@
+#include <metaguard/auto_device_map.h>
+#include <metaguard/dispatch.h>
+#include <metaguard/dtype.h>
+#include <metaguard/loading.h>
+#include <metaguard/policy.h>
+#include <metaguard/safetensors_weights_map.h>
+
+#include <torch/torch.h>
+
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace metaguard {
+namespace {
+
+// A tensor slot of a module: a parameter or a buffer, by full name.
+struct Slot {
+  std::string name;
+  torch::Tensor tensor;
+  bool parameter;
+};
+
+std::vector<Slot> slots_of(const torch::nn::Module &module) {
+  std::vector<Slot> slots;
+  // Undefined tensors are placeholders (e.g. MultiheadAttention's unused
+  // q_proj_weight): nothing to load.
+  for (const auto &item : module.named_parameters(/*recurse=*/true))
+    if (item.value().defined())
+      slots.push_back({item.key(), item.value(), true});
+  for (const auto &item : module.named_buffers(/*recurse=*/true))
+    if (item.value().defined())
+      slots.push_back({item.key(), item.value(), false});
+  return slots;
+}
+
+// Gives `slot` the storage, shape, dtype and device of `value` without
+// replacing the tensor object: the module, optimizers and anything else
+// holding this Parameter see the new data.
+void replace_in_place(const torch::Tensor &slot, const torch::Tensor &value) {
+  slot.unsafeGetTensorImpl()->shallow_copy_from(value.getIntrusivePtr());
+}
+
+std::string shape_text(c10::IntArrayRef shape) {
+  std::ostringstream out;
+  out << shape;
+  return out.str();
+}
+
+std::string join(const std::vector<std::string> &names) {
+  std::string text;
+  for (const auto &name : names)
+    text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+void warn(const std::string &message) { std::cerr << "metaguard: warning: " << message << '\n'; }
+
+std::string meta_cause() {
+  const auto fallback = default_device();
+  if (fallback && fallback->is_meta())
+    return "the process default device is meta (set_default_device(\"meta\"); "
+           "reset_default_device() undoes it)";
+  return "a MetaDeviceScope, init_empty_weights or with_meta_device scope is live on this "
+         "thread";
+}
+
+torch::Dtype target_dtype(const torch::Tensor &slot, const LoadOptions &options) {
+  if (options.dtype && slot.is_floating_point() && c10::isFloatingType(*options.dtype))
+    return *options.dtype;
+  return slot.scalar_type();
+}
+
+// Missing/unexpected keys, shape mismatches and unloadable dtypes, all found
+// before any slot changes: a failed load leaves the module as it was.
+void check_keys(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
+                const LoadOptions &options) {
+  const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
+  std::set<std::string> in_model;
+  std::vector<std::string> missing, mismatched, unexpected;
+  for (const auto &slot : slots) {
+    in_model.insert(slot.name);
+    if (!checkpoint.contains(slot.name)) {
+      missing.push_back(slot.name);
+      continue;
+    }
+    const TensorInfo &info = checkpoint.info(slot.name);
+    if (slot.tensor.sizes() != c10::IntArrayRef(info.shape))
+      mismatched.push_back("tensor '" + slot.name + "': shape " + shape_text(info.shape) +
+                           " in the checkpoint, " + shape_text(slot.tensor.sizes()) +
+                           " in the model");
+    else if (!torch_dtype_from_safetensors(info.dtype))
+      throw FormatError(where + ": tensor '" + slot.name + "' has dtype " + info.dtype +
+                        ", which LibTorch 1.13 cannot hold (file '" +
+                        checkpoint.file_of(slot.name).path().string() + "')");
+  }
+  for (const auto &name : checkpoint.names())
+    if (!in_model.count(name))
+      unexpected.push_back(name);
+  if (!mismatched.empty())
+    throw FormatError(where + " does not fit the model: " + join(mismatched));
+  if (missing.empty() && unexpected.empty())
+    return;
+  std::string message = where + " does not match the model:";
+  if (!missing.empty())
+    message += " missing keys (in the model, not in the checkpoint): " + join(missing) + ";";
+  if (!unexpected.empty())
+    message += " unexpected keys (in the checkpoint, not in the model): " + join(unexpected) + ";";
+  if (options.strict)
+    throw FormatError(message + " pass LoadOptions.strict = false to load the matching "
+                                "tensors anyway");
+  warn(message + " loading the matching tensors (strict = false)");
+}
+
+bool is_single_placement(const DeviceMap &map) {
+  return map.is_explicit() && map.entries().size() == 1 && map.entries().count("") == 1;
+}
+
+// An explicit map with one placement for every slot: the user's map when
+// it has no disk entry and needs no strategy, else the offload resolver's.
+DeviceMap resolve_placements(const torch::nn::Module &module, const std::vector<Slot> &slots,
+                             const DeviceMap &map, const LoadOptions &options) {
+  if (!map.is_explicit() || map.has_disk())
+    return resolve_device_map(module, map, options.max_memory, options.no_split_modules);
+  std::vector<std::string> uncovered;
+  for (const auto &slot : slots)
+    if (!map.placement_for(slot.name))
+      uncovered.push_back(slot.name);
+  if (!uncovered.empty())
+    throw Error("LoadOptions.device_map places no entry over " + join(uncovered) +
+                "; add entries for them (or \"\" for everything else)");
+  return map;
+}
+
+Placement placement_of(const DeviceMap &resolved, const DeviceMap &requested, const Slot &slot) {
+  if (auto placement = resolved.placement_for(slot.name))
+    return *placement;
+  // Strategies place modules by their parameters; a module with buffers
+  // only can be left out, and buffers are small: the CPU.
+  if (!requested.is_explicit() && !slot.parameter)
+    return Placement(torch::kCPU);
+  throw Error("the device map places no entry over '" + slot.name + "'");
+}
+
+// Missing tensors still on meta would make a silently empty model: give
+// them zeros on their device and say so.
+void zero_missing_meta(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
+                       const DeviceMap &resolved, const DeviceMap &requested) {
+  std::vector<std::string> zeroed;
+  for (const auto &slot : slots) {
+    if (checkpoint.contains(slot.name) || !slot.tensor.is_meta())
+      continue;
+    const Placement placement = placement_of(resolved, requested, slot);
+    const torch::Device device = placement.is_disk() ? torch::Device(torch::kCPU) : placement.device();
+    replace_in_place(slot.tensor, torch::zeros(slot.tensor.sizes(),
+                                               slot.tensor.options().device(device)));
+    zeroed.push_back(slot.name);
+  }
+  if (!zeroed.empty())
+    warn("tensors missing from checkpoint '" + checkpoint.folder().string() +
+         "' were on the meta device and are now zeros: " + join(zeroed));
+}
+
+} // namespace
+
+namespace detail {
+
+void release_to_meta(torch::nn::Module &module, bool include_buffers,
+                     const std::function<bool(const std::string &)> &select) {
+  for (const auto &slot : slots_of(module)) {
+    if (slot.tensor.is_meta() || (!slot.parameter && !include_buffers) ||
+        (select && !select(slot.name)))
+      continue;
+    replace_in_place(slot.tensor,
+                     torch::empty_like(slot.tensor, slot.tensor.options().device(torch::kMeta)));
+  }
+}
+
+DeviceMap load_device_map(const char *api, const std::filesystem::path &dir,
+                          const LoadOptions &options) {
+  if (!options.device_map.empty())
+    return options.device_map; // an explicit map says where weights go
+  const auto ambient = ambient_device();
+  if (!ambient)
+    return DeviceMap::on(torch::kCPU);
+  if (!ambient->is_meta())
+    return DeviceMap::on(*ambient);
+  // Warn and Off go on as if no meta scope were live: onto the CPU.
+  if (policy() == Policy::Off)
+    return DeviceMap::on(torch::kCPU);
+  std::string message =
+      std::string(api) + "('" + dir.string() +
+      "') was called while the ambient device is meta: " + meta_cause() +
+      ". Loaded weights would have nowhere real to go and the model would be silently "
+      "empty. Build the empty model with from_config<Model>(config) or Model(config) "
+      "inside the meta scope and load after the scope ends, or pass "
+      "LoadOptions.device_map to say where the weights go.";
+  if (policy() == Policy::Warn)
+    message += " [policy warn: loading onto the CPU instead]";
+  enforce(MetaDeviceError(message));
+  return DeviceMap::on(torch::kCPU);
+}
+
+std::shared_ptr<const SafetensorsCheckpoint>
+open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const LoadOptions &options) {
+  SafetensorsOptions reader = options.safetensors;
+  // Everything will be read in place on the CPU: fault the files in with one
+  // sequential pass now rather than page by page later.
+  reader.populate = !options.dtype && is_single_placement(map) &&
+                    !map.entries().at("").is_disk() && map.entries().at("").device().is_cpu();
+  return std::make_shared<const SafetensorsCheckpoint>(dir, reader);
+}
+
+void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
+  release_to_meta(module, /*include_buffers=*/true,
+                  [&](const std::string &name) { return checkpoint.contains(name); });
+}
+
+void load_checkpoint(torch::nn::Module &module,
+                     const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
+                     const DeviceMap &map, const LoadOptions &options) {
+  const auto slots = slots_of(module);
+  check_keys(slots, *checkpoint, options);
+  const DeviceMap resolved = resolve_placements(module, slots, map, options);
+  std::map<std::string, torch::Dtype> disk_dtypes;
+  torch::NoGradGuard no_grad;
+  for (const auto &slot : slots) {
+    if (!checkpoint->contains(slot.name))
+      continue;
+    const Placement placement = placement_of(resolved, map, slot);
+    const torch::Dtype dtype = target_dtype(slot.tensor, options);
+    if (placement.is_disk() && slot.parameter) {
+      // Left to the offload hooks, which read it from the shard on demand.
+      replace_in_place(slot.tensor,
+                       torch::empty(slot.tensor.sizes(), torch::TensorOptions().dtype(dtype).device(torch::kMeta)));
+      disk_dtypes.emplace(slot.name, dtype);
+      continue;
+    }
+    // Buffers stay in memory (accelerate does not offload them by default).
+    const torch::Device device = placement.is_disk() ? torch::Device(torch::kCPU) : placement.device();
+    replace_in_place(slot.tensor, checkpoint->tensor(slot.name, dtype, device));
+  }
+  zero_missing_meta(slots, *checkpoint, resolved, map);
+  if (!disk_dtypes.empty()) {
+    // Only convert what differs from the checkpoint: the rest is zero-copy.
+    for (auto it = disk_dtypes.begin(); it != disk_dtypes.end();)
+      it = torch_dtype_from_safetensors(checkpoint->info(it->first).dtype) == it->second
+               ? disk_dtypes.erase(it)
+               : std::next(it);
+    attach_offload_hooks(module, resolved,
+                         std::make_shared<SafetensorsWeightsMap>(checkpoint, std::move(disk_dtypes)));
+  }
+}
+
+} // namespace detail
+
+void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
+                  const LoadOptions &options) {
+  const DeviceMap map = detail::load_device_map("load_weights", dir, options);
+  const auto checkpoint = detail::open_checkpoint(dir, map, options);
+  detail::load_checkpoint(module, checkpoint, map, options);
+}
+
+} // namespace metaguard
