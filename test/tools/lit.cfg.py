@@ -20,4 +20,3 @@ config.substitutions.append(
 config.substitutions.append(("%plugin", config.metaguard_plugin))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%runtime_include", os.path.join(config.metaguard_src_root, "runtime", "include")))
-config.substitutions.append(("%torch_includes", " ".join(f"-isystem {d}" for d in config.torch_include_dirs.split(";") if d)))
