@@ -143,6 +143,15 @@ Placement placement_of(const DeviceMap &resolved, const DeviceMap &requested, co
   throw Error("the device map places no entry over '" + slot.name + "'");
 }
 
+// Where offloaded layers run, as dispatch_model decides it: the first
+// accelerator of the map, else the CPU.
+torch::Device execution_device(const DeviceMap &resolved) {
+  for (const auto &[prefix, placement] : resolved.entries())
+    if (!placement.is_disk() && !placement.device().is_cpu() && !placement.device().is_meta())
+      return placement.device();
+  return torch::kCPU;
+}
+
 // Missing tensors still on meta would make a silently empty model: give
 // them zeros on their device and say so.
 void zero_missing_meta(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
@@ -152,7 +161,7 @@ void zero_missing_meta(const std::vector<Slot> &slots, const SafetensorsCheckpoi
     if (checkpoint.contains(slot.name) || !slot.tensor.is_meta())
       continue;
     const Placement placement = placement_of(resolved, requested, slot);
-    const torch::Device device = placement.is_disk() ? torch::Device(torch::kCPU) : placement.device();
+    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
     replace_in_place(slot.tensor, torch::zeros(slot.tensor.sizes(),
                                                slot.tensor.options().device(device)));
     zeroed.push_back(slot.name);
@@ -237,8 +246,9 @@ void load_checkpoint(torch::nn::Module &module,
       disk_dtypes.emplace(slot.name, dtype);
       continue;
     }
-    // Buffers stay in memory (accelerate does not offload them by default).
-    const torch::Device device = placement.is_disk() ? torch::Device(torch::kCPU) : placement.device();
+    // Buffers stay in memory, on the device offloaded layers run on
+    // (accelerate does not offload buffers by default).
+    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
     replace_in_place(slot.tensor, checkpoint->tensor(slot.name, dtype, device));
   }
   zero_missing_meta(slots, *checkpoint, resolved, map);
