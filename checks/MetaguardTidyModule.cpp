@@ -7,6 +7,7 @@
 
 #include "FromPretrainedInMetaScopeCheck.h"
 #include "HostVersion.h"
+#include "OffloadedParameterMoveCheck.h"
 
 #include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
@@ -21,6 +22,8 @@ public:
   void addCheckFactories(ClangTidyCheckFactories &CheckFactories) override {
     CheckFactories.registerCheck<FromPretrainedInMetaScopeCheck>(
         "metaguard-from-pretrained-in-meta-scope");
+    CheckFactories.registerCheck<OffloadedParameterMoveCheck>(
+        "metaguard-offloaded-parameter-move");
   }
 };
 

@@ -75,4 +75,36 @@ METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
 void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
                   const LoadOptions &options = {});
 
+// ---- Offload API (metaguard-offloaded-parameter-move) ----------------------
+
+void dispatch_model(torch::nn::Module &model, const DeviceMap &map,
+                    const std::filesystem::path &offload_folder = {});
+torch::Tensor load_offloaded_parameter(const torch::nn::Module &model,
+                                       const std::string &name);
+void remove_hook_from_module(torch::nn::Module &module, bool recurse = false);
+void verify_dispatch(const torch::nn::Module &model);
+
+struct SaveOptions {
+  long long max_shard_size = 5000000000;
+  Config config;
+};
+void save_pretrained(const torch::nn::Module &module,
+                     const std::filesystem::path &dir,
+                     const SaveOptions &options = {});
+
+class PreTrainedModel : public torch::nn::Module {
+public:
+  void to(torch::Device device, torch::Dtype dtype,
+          bool non_blocking = false) override;
+  void to(torch::Dtype dtype, bool non_blocking = false) override;
+  void to(torch::Device device, bool non_blocking = false) override;
+};
+
+class OnloadGuard {
+public:
+  explicit OnloadGuard(torch::nn::Module &module);
+  ~OnloadGuard();
+  torch::Device device() const { return torch::kCPU; }
+};
+
 } // namespace metaguard

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace c10 {
 enum class DeviceType : signed char { CPU = 0, CUDA = 1, Meta = 14, MPS = 13 };
@@ -40,6 +41,54 @@ constexpr Dtype kHalf = c10::ScalarType::Half;
 
 struct Tensor {
   Tensor to(Device) const { return *this; }
+  // Used by the metaguard-offloaded-parameter-move tests.
+  Tensor to(Dtype) const { return *this; }
+  Tensor to(Device, Dtype) const { return *this; }
+  void set_data(const Tensor &) const {}
+  Tensor &copy_(const Tensor &, bool non_blocking = false) { return *this; }
+  Tensor data() const { return *this; }
+  Tensor detach() const { return *this; }
+  Tensor &zero_() { return *this; }
+  Tensor &fill_(double) { return *this; }
+  Tensor sum() const { return *this; }
+  Device device() const { return Device(DeviceType::CPU); }
+  bool is_meta() const { return false; }
+  // Like at::Tensor: assigning to an rvalue copies the values into it.
+  Tensor &operator=(const Tensor &) & = default;
+  Tensor &operator=(const Tensor &x) && {
+    copy_(x);
+    return *this;
+  }
+  Tensor &operator+=(const Tensor &) { return *this; }
+};
+Tensor zeros(std::vector<long> sizes);
+Tensor randn(std::vector<long> sizes);
+
+// torch::OrderedDict, as returned by Module::named_parameters().
+template <class Key, class Value> class OrderedDict {
+public:
+  class Item {
+  public:
+    const Key &key() const { return key_; }
+    Value &value() { return value_; }
+    const Value &value() const { return value_; }
+    Value *operator->() { return &value_; }
+    Value &operator*() { return value_; }
+
+  private:
+    Key key_;
+    Value value_;
+  };
+  Value &operator[](const Key &key);
+  Item &operator[](size_t index);
+  Value *find(const Key &key) noexcept;
+  bool contains(const Key &key) const noexcept;
+  size_t size() const { return items_.size(); }
+  typename std::vector<Item>::iterator begin() { return items_.begin(); }
+  typename std::vector<Item>::iterator end() { return items_.end(); }
+
+private:
+  std::vector<Item> items_;
 };
 
 namespace nn {
@@ -50,7 +99,15 @@ public:
   std::shared_ptr<M> register_module(std::string, std::shared_ptr<M> m) {
     return m;
   }
-  void to(Device) {}
+  virtual void to(Device device, Dtype dtype, bool non_blocking = false) {}
+  virtual void to(Dtype dtype, bool non_blocking = false) {}
+  virtual void to(Device device, bool non_blocking = false) {}
+  std::vector<Tensor> parameters(bool recurse = true) const { return {}; }
+  OrderedDict<std::string, Tensor> named_parameters(bool recurse = true) const {
+    return {};
+  }
+  Tensor &register_parameter(std::string name, Tensor tensor,
+                             bool requires_grad = true);
 };
 
 template <class Contained> class ModuleHolder {
@@ -60,8 +117,14 @@ public:
   explicit ModuleHolder(Head &&head, Tail &&...tail)
       : impl_(new Contained(std::forward<Head>(head),
                             std::forward<Tail>(tail)...)) {}
+  ModuleHolder(std::nullptr_t) {}
   Contained *operator->() { return impl_.get(); }
+  Contained &operator*() { return *impl_; }
+  Contained *get() { return impl_.get(); }
   std::shared_ptr<Contained> ptr() const { return impl_; }
+  template <class... Args> auto operator()(Args &&...args) {
+    return impl_->forward(std::forward<Args>(args)...);
+  }
 
 private:
   std::shared_ptr<Contained> impl_;

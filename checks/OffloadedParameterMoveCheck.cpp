@@ -1,0 +1,559 @@
+//===--- OffloadedParameterMoveCheck.cpp - metaguard-tidy ------*- C++ -*-===//
+
+#include "OffloadedParameterMoveCheck.h"
+#include "utils/ExplicitOptions.h"
+#include "utils/FunctionBodies.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr llvm::StringLiteral DefaultDispatchFunctions =
+    "::metaguard::dispatch_model";
+constexpr llvm::StringLiteral DefaultHookRemovers =
+    "::metaguard::remove_hook_from_module";
+constexpr llvm::StringLiteral DefaultNeedsHooks =
+    "::metaguard::save_pretrained;::metaguard::load_offloaded_parameter;"
+    "::metaguard::verify_dispatch";
+constexpr llvm::StringLiteral DefaultParameterMutators = "set_data;copy_;data";
+
+/// How many local variables are followed from a parameter back to the
+/// module it came from (including the hidden variables of range-for loops).
+constexpr unsigned MaxParameterHops = 12;
+
+AST_MATCHER_P(NamedDecl, inNameList, const NameList *, List) {
+  return List->matches(&Node);
+}
+
+AST_MATCHER_P(FunctionDecl, isLoaderFunction, const LoaderMatcher *, Loaders) {
+  return Loaders->isLoader(&Node);
+}
+
+bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
+  return D && D->getIdentifier() && D->getName() == Name;
+}
+
+/// The callee's name for messages.
+std::string calleeName(const FunctionDecl *FD) {
+  return FD ? qualifiedNameOf(FD) : std::string("<call>");
+}
+
+/// Whether the call passes a device (not only a dtype) to the method.
+bool passesDevice(const CXXMemberCallExpr *Call) {
+  const FunctionDecl *Method = Call->getDirectCallee();
+  if (!Method)
+    return false;
+  for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
+    if (isa<CXXDefaultArgExpr>(Call->getArg(I)))
+      continue;
+    if (I < Method->getNumParams() &&
+        isDeviceType(Method->getParamDecl(I)->getType()))
+      return true;
+  }
+  return false;
+}
+
+/// Whether the value of E (a call) is thrown away: it is an expression
+/// statement, so the call is made for what it does to its object.
+bool isDiscarded(const Expr *E, ASTContext &Context) {
+  DynTypedNode Node = DynTypedNode::create(*E);
+  for (unsigned Steps = 0; Steps < 8; ++Steps) {
+    DynTypedNodeList Parents = Context.getParents(Node);
+    if (Parents.empty())
+      return false;
+    Node = Parents[0];
+    if (Node.get<ExprWithCleanups>() || Node.get<CXXBindTemporaryExpr>() ||
+        Node.get<ParenExpr>())
+      continue;
+    if (const auto *Cast = Node.get<ImplicitCastExpr>()) {
+      if (Cast->getCastKind() == CK_ToVoid)
+        return true;
+      return false;
+    }
+    if (const auto *Cast = Node.get<CStyleCastExpr>())
+      return Cast->getCastKind() == CK_ToVoid;
+    if (Node.get<CompoundStmt>() || Node.get<LabelStmt>() ||
+        Node.get<AttributedStmt>() || Node.get<CaseStmt>() ||
+        Node.get<DefaultStmt>())
+      return true;
+    if (const auto *If = Node.get<IfStmt>())
+      return If->getCond() != E;
+    if (Node.get<ForStmt>() || Node.get<WhileStmt>() || Node.get<DoStmt>() ||
+        Node.get<CXXForRangeStmt>())
+      return true; // Bodies; conditions are Exprs with an implicit cast.
+    return false;
+  }
+  return false;
+}
+
+/// The loader call an initialiser evaluates to (`from_pretrained<M>(...)`,
+/// also through `.ptr()` / `.get()` on its result), or nullptr.
+const Expr *loaderCallIn(const Expr *Init, const LoaderMatcher &Loaders) {
+  for (unsigned Steps = 0; Init && Steps < 8; ++Steps) {
+    Init = ignoreObjectPlumbing(Init);
+    if (Loaders.loaderCallName(Init))
+      return Init;
+    const auto *Call = dyn_cast<CXXMemberCallExpr>(Init);
+    if (!Call || Call->getNumArgs() != 0 ||
+        !(isNamed(Call->getMethodDecl(), "ptr") ||
+          isNamed(Call->getMethodDecl(), "get")))
+      return nullptr;
+    Init = Call->getImplicitObjectArgument();
+  }
+  return nullptr;
+}
+
+/// Whether a dispatch of Dispatched makes Target dispatched: Target is the
+/// dispatched object or inside it; with AncestorsToo, also when Target
+/// contains it.
+bool covers(const ModuleRef &Dispatched, const ModuleRef &Target,
+            bool AncestorsToo) {
+  if (Dispatched.Root->getCanonicalDecl() != Target.Root->getCanonicalDecl())
+    return false;
+  return isPathPrefix(Dispatched.Path, Target.Path) ||
+         (AncestorsToo && isPathPrefix(Target.Path, Dispatched.Path));
+}
+
+/// "dispatched model 'm'" or "'m.encoder' of dispatched model 'm'".
+std::string describe(const ModuleRef &Ref) {
+  std::string Model = "dispatched model '" + Ref.Root->getNameAsString() + "'";
+  if (Ref.isRoot())
+    return Model;
+  return "'" + Ref.displayName() + "' of " + Model;
+}
+
+bool sameRoot(const ModuleRef &A, const ModuleRef &B) {
+  return A.Root->getCanonicalDecl() == B.Root->getCanonicalDecl();
+}
+
+} // namespace
+
+OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
+    llvm::StringRef Name, ClangTidyContext *Context)
+    : ClangTidyCheck(Name, Context),
+      DispatchFunctionsOption(
+          Options.get("DispatchFunctions", DefaultDispatchFunctions).str()),
+      LoaderFunctionsOption(
+          Options.get("LoaderFunctions", DefaultLoaderFunctions).str()),
+      HookRemoversOption(
+          Options.get("HookRemovers", DefaultHookRemovers).str()),
+      NeedsHooksOption(Options.get("NeedsHooks", DefaultNeedsHooks).str()),
+      ParameterMutatorsOption(
+          Options.get("ParameterMutators", DefaultParameterMutators).str()),
+      Dispatchers(DispatchFunctionsOption), Loaders(LoaderFunctionsOption),
+      HookRemovers(HookRemoversOption), NeedsHooks(NeedsHooksOption),
+      Mutators(ParameterMutatorsOption) {}
+
+void OffloadedParameterMoveCheck::storeOptions(
+    ClangTidyOptions::OptionMap &Opts) {
+  Options.store(Opts, "DispatchFunctions", DispatchFunctionsOption);
+  Options.store(Opts, "LoaderFunctions", LoaderFunctionsOption);
+  Options.store(Opts, "HookRemovers", HookRemoversOption);
+  Options.store(Opts, "NeedsHooks", NeedsHooksOption);
+  Options.store(Opts, "ParameterMutators", ParameterMutatorsOption);
+}
+
+void OffloadedParameterMoveCheck::registerMatchers(MatchFinder *Finder) {
+  // A function is analysed when something in it dispatches a model: a
+  // DispatchFunctions call or a loader call (whose options decide later).
+  Finder->addMatcher(
+      callExpr(callee(functionDecl(anyOf(inNameList(&Dispatchers),
+                                         isLoaderFunction(&Loaders)))))
+          .bind("origin"),
+      this);
+}
+
+void OffloadedParameterMoveCheck::check(
+    const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("origin");
+  if (!Call)
+    return;
+  EnclosingFunction Fn =
+      enclosingFunction(DynTypedNode::create(*Call), *Result.Context);
+  analyzeFunction(Fn.Function, *Result.Context);
+}
+
+void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
+  Cfgs.clear();
+  Analyzed.clear();
+  Reported.clear();
+}
+
+std::optional<ModuleRef>
+OffloadedParameterMoveCheck::parameterOwner(const Expr *E) const {
+  unsigned Hops = 0;
+  for (unsigned Steps = 0; E && Steps < 64; ++Steps) {
+    E = ignoreObjectPlumbing(E);
+    if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+      if (U->getOpcode() != UO_Deref)
+        return std::nullopt;
+      E = U->getSubExpr();
+      continue;
+    }
+    if (const auto *Subscript = dyn_cast<ArraySubscriptExpr>(E)) {
+      E = Subscript->getBase();
+      continue;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+      // params["w"], *it, item->..., *params.find("w").
+      OverloadedOperatorKind Kind = Op->getOperator();
+      if ((Kind == OO_Subscript || Kind == OO_Star || Kind == OO_Arrow) &&
+          Op->getNumArgs() >= 1) {
+        E = Op->getArg(0);
+        continue;
+      }
+      return std::nullopt;
+    }
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
+      const CXXMethodDecl *Method = Call->getMethodDecl();
+      if (!Method)
+        return std::nullopt;
+      const Expr *Object = Call->getImplicitObjectArgument();
+      if ((isNamed(Method, "named_parameters") ||
+           isNamed(Method, "parameters")) &&
+          isModuleClass(Method->getParent()))
+        return moduleRefOf(Object);
+      // Accessors of the containers and items they return: the result is
+      // (a handle to) the same parameter.
+      if (isNamed(Method, "value") || isNamed(Method, "at") ||
+          isNamed(Method, "find") || isNamed(Method, "front") ||
+          isNamed(Method, "back") || isNamed(Method, "begin")) {
+        E = Object;
+        continue;
+      }
+      // A mutator without arguments (data()) gives write access to the
+      // tensor's storage.
+      if (Call->getNumArgs() == 0 && Mutators.matches(Method)) {
+        E = Object;
+        continue;
+      }
+      return std::nullopt;
+    }
+    if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+      // m->layer->weight: a tensor member of a submodule.
+      const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+      if (!Field || !isTensorType(Field->getType()))
+        return std::nullopt;
+      return moduleRefOf(Member->getBase());
+    }
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+      // A local handle initialised from a parameter shares its tensor
+      // (copies of torch::Tensor are shallow), and so does the variable of a
+      // range-for loop over parameters().
+      const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+      if (!Var || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
+          !Var->getInit() || ++Hops > MaxParameterHops)
+        return std::nullopt;
+      E = Var->getInit();
+      continue;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void OffloadedParameterMoveCheck::addInitOrAssignment(
+    const Stmt *S, const ModuleRef &Target, const Expr *Value,
+    const FunctionDecl *F, ASTContext &Context, Events &Out) {
+  if (const Expr *Loader = Value ? loaderCallIn(Value, Loaders) : nullptr) {
+    bool DeviceMap = findExplicitOptionMember(Loader, {DeviceMapMember}, F,
+                                              Context, Cfgs) != nullptr;
+    bool Folder =
+        !DeviceMap && findExplicitOptionMember(Loader, {OffloadFolderMember}, F,
+                                               Context, Cfgs) != nullptr;
+    if (DeviceMap || Folder) {
+      const FunctionDecl *Callee = calledFunction(Loader);
+      Out.Dispatches.push_back(
+          Dispatch{Loader, Target, /*ByLoader=*/true, Folder,
+                   Callee ? qualifiedNameOf(Callee)
+                          : Loaders.loaderCallName(Loader).value_or("")});
+      return;
+    }
+  }
+  // Any other value is a model that was not dispatched here.
+  Out.Reassigns.push_back(ModelEvent{S, Target, {}});
+}
+
+void OffloadedParameterMoveCheck::addParameterAssignment(const Stmt *S,
+                                                         const Expr *Lhs,
+                                                         bool Compound,
+                                                         Events &Out) const {
+  // Assigning a new tensor to a local handle only rebinds the handle.
+  const Expr *Stripped = ignoreObjectPlumbing(Lhs);
+  if (!Compound)
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(Stripped))
+      if (const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+          Var && !Var->getType()->isReferenceType())
+        return;
+  if (!isTensorType(Lhs->getType()))
+    return;
+  if (std::optional<ModuleRef> Owner = parameterOwner(Lhs))
+    Out.Mutations.push_back(
+        Mutation{S, *Owner, MutationKind::Assign, Compound ? "+=" : "="});
+}
+
+OffloadedParameterMoveCheck::Events
+OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
+                                           ASTContext &Context) {
+  Events Ev;
+  forEachEvaluatedStmt(F, [&](const Stmt *S) {
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls()) {
+        const auto *Var = dyn_cast<VarDecl>(D);
+        if (!Var || !Var->hasLocalStorage() || !Var->getInit())
+          continue;
+        // Aliases (`auto &mod = *m;`) name another model; only a variable
+        // holding an object of its own starts a new life here.
+        if (moduleRefOf(Var->getInit()))
+          continue;
+        ModuleRef Target;
+        Target.Root = Var;
+        addInitOrAssignment(Var->getInit(), Target, Var->getInit(), F, Context,
+                            Ev);
+      }
+      return;
+    }
+    if (const auto *BO = dyn_cast<BinaryOperator>(S)) {
+      if (!BO->isAssignmentOp())
+        return;
+      if (std::optional<ModuleRef> Target = moduleRefOf(BO->getLHS());
+          Target && BO->getOpcode() == BO_Assign)
+        addInitOrAssignment(BO, *Target, BO->getRHS(), F, Context, Ev);
+      addParameterAssignment(BO, BO->getLHS(), BO->isCompoundAssignmentOp(),
+                             Ev);
+      return;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(S)) {
+      if (Op->isAssignmentOp() && Op->getNumArgs() == 2) {
+        bool Compound = Op->getOperator() != OO_Equal;
+        if (std::optional<ModuleRef> Target = moduleRefOf(Op->getArg(0));
+            Target && !Compound)
+          addInitOrAssignment(Op, *Target, Op->getArg(1), F, Context, Ev);
+        addParameterAssignment(Op, Op->getArg(0), Compound, Ev);
+        return;
+      }
+      // model(x) on a module holder runs its forward.
+      if (Op->getOperator() == OO_Call && Op->getNumArgs() >= 1 &&
+          isModuleOrHolderType(Op->getArg(0)->getType()))
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Op->getArg(0)))
+          Ev.Needs.push_back(ModelEvent{Op, *Ref, "forward"});
+      return;
+    }
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
+      const CXXMethodDecl *Method = Call->getMethodDecl();
+      if (!Method)
+        return;
+      const Expr *Object = Call->getImplicitObjectArgument();
+      const bool OnModule = isModuleClass(Method->getParent());
+      if (OnModule && isNamed(Method, "to")) {
+        if (passesDevice(Call))
+          if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+            Ev.Moves.push_back(ModelEvent{Call, *Ref, "to"});
+        return;
+      }
+      if (OnModule && isNamed(Method, "forward")) {
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+          Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward"});
+        return;
+      }
+      if (OnModule && isNamed(Method, "register_parameter")) {
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+          Ev.Mutations.push_back(Mutation{Call, *Ref, MutationKind::Register,
+                                          "register_parameter"});
+        return;
+      }
+      if (Mutators.matches(Method) &&
+          (Call->getNumArgs() > 0 || isDiscarded(Call, Context))) {
+        if (std::optional<ModuleRef> Owner = parameterOwner(Object))
+          Ev.Mutations.push_back(Mutation{Call, *Owner, MutationKind::Call,
+                                          Method->getNameAsString()});
+        return;
+      }
+      // ptr.reset() ends the model the variable held.
+      if (isNamed(Method, "reset"))
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
+            Ref && Ref->isRoot())
+          Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}});
+      return;
+    }
+    if (const auto *Call = dyn_cast<CallExpr>(S)) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      if (!Callee)
+        return;
+      if (Dispatchers.matches(Callee)) {
+        if (Call->getNumArgs() > 0)
+          if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
+            Ev.Dispatches.push_back(Dispatch{Call, *Ref, /*ByLoader=*/false,
+                                             false, calleeName(Callee)});
+        return;
+      }
+      if (HookRemovers.matches(Callee)) {
+        if (Call->getNumArgs() > 0)
+          if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
+            Ev.Removals.push_back(ModelEvent{Call, *Ref, calleeName(Callee)});
+        return;
+      }
+      if (NeedsHooks.matches(Callee)) {
+        for (const Expr *Arg : Call->arguments())
+          if (std::optional<ModuleRef> Ref = moduleRefOf(Arg)) {
+            Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee)});
+            break;
+          }
+      }
+    }
+  });
+  return Ev;
+}
+
+const OffloadedParameterMoveCheck::Dispatch *
+OffloadedParameterMoveCheck::reachingDispatch(
+    const Stmt *Target, const ModuleRef &Ref, bool AncestorsToo,
+    const Events &Ev, const CfgReachability &Cfg) const {
+  llvm::SmallVector<const Stmt *, 4> Gens, Kills;
+  for (const Dispatch &D : Ev.Dispatches)
+    if (covers(D.Ref, Ref, AncestorsToo))
+      Gens.push_back(D.S);
+  if (Gens.empty())
+    return nullptr;
+  // A new object in the variable (or in a member on the way to Ref) is not
+  // dispatched.
+  for (const ModelEvent &R : Ev.Reassigns)
+    if (sameRoot(R.Ref, Ref) && isPathPrefix(R.Ref.Path, Ref.Path))
+      Kills.push_back(R.S);
+  std::optional<CfgReachability::Reach> Reach =
+      Cfg.findReachingGen(Target, Gens, Kills);
+  if (!Reach || !Reach->Gen)
+    return nullptr;
+  for (const Dispatch &D : Ev.Dispatches)
+    if (D.S == Reach->Gen)
+      return &D;
+  return nullptr;
+}
+
+void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
+                                                  ASTContext &Context) {
+  if (!F || !F->getBody() || F->isDependentContext() ||
+      !Analyzed.insert(F).second)
+    return;
+  const SourceManager &SM = Context.getSourceManager();
+  if (SM.isInSystemHeader(F->getLocation()))
+    return;
+  Events Ev = collectEvents(F, Context);
+  if (Ev.Dispatches.empty())
+    return;
+  const CfgReachability *Cfg = Cfgs.get(F, F->getBody(), Context);
+  if (!Cfg)
+    return;
+
+  // 1. Moving a dispatched model, or a submodule of one.
+  for (const ModelEvent &Move : Ev.Moves) {
+    if (!Cfg->contains(Move.S))
+      continue;
+    const Dispatch *D =
+        reachingDispatch(Move.S, Move.Ref, /*AncestorsToo=*/true, Ev, *Cfg);
+    if (!D || !report(Move.S, Context))
+      continue;
+    diag(SM.getFileLoc(Move.S->getBeginLoc()),
+         "moving %0 with 'to' leaves its offloaded "
+         "parameters behind their hooks as meta tensors whose weights can "
+         "no longer be found; change where it runs through the device map "
+         "instead: reload it with a new device_map, or call dispatch_model "
+         "with a new map")
+        << describe(Move.Ref) << Move.S->getSourceRange();
+    noteDispatch(*D, Context);
+  }
+
+  // 2. Replacing or moving a parameter of a dispatched model by hand.
+  for (const Mutation &M : Ev.Mutations) {
+    if (!Cfg->contains(M.S))
+      continue;
+    const Dispatch *D =
+        reachingDispatch(M.S, M.Owner, /*AncestorsToo=*/false, Ev, *Cfg);
+    if (!D || !report(M.S, Context))
+      continue;
+    diag(SM.getFileLoc(M.S->getBeginLoc()),
+         "%select{'%1' on|assigning to|re-registering}0 a parameter of %2 "
+         "goes behind its offloading hook: the hook "
+         "loads the offloaded weights into the tensor it registered, so the "
+         "parameter is cut off from them or the change is silently lost; to "
+         "read or change a copy, use load_offloaded_parameter, and to move "
+         "parameters, reload the model or call dispatch_model with a new "
+         "device map")
+        << static_cast<int>(M.Kind) << M.Function << describe(M.Owner)
+        << M.S->getSourceRange();
+    noteDispatch(*D, Context);
+  }
+
+  // 3. Needing hooks after they were removed, with no re-dispatch between.
+  for (const ModelEvent &Need : Ev.Needs) {
+    if (!Cfg->contains(Need.S))
+      continue;
+    for (const ModelEvent &Removal : Ev.Removals) {
+      if (!sameRoot(Removal.Ref, Need.Ref) ||
+          !(isPathPrefix(Removal.Ref.Path, Need.Ref.Path) ||
+            isPathPrefix(Need.Ref.Path, Removal.Ref.Path)))
+        continue;
+      // A dispatch of the stripped module or of a model containing it gives
+      // it hooks again; so does a new object in the variable.
+      llvm::SmallVector<const Stmt *, 4> Kills;
+      for (const Dispatch &D : Ev.Dispatches)
+        if (sameRoot(D.Ref, Removal.Ref) &&
+            isPathPrefix(D.Ref.Path, Removal.Ref.Path))
+          Kills.push_back(D.S);
+      for (const ModelEvent &R : Ev.Reassigns)
+        if (sameRoot(R.Ref, Removal.Ref) &&
+            isPathPrefix(R.Ref.Path, Removal.Ref.Path))
+          Kills.push_back(R.S);
+      const Stmt *Gen[] = {Removal.S};
+      if (!Cfg->findReachingGen(Need.S, Gen, Kills))
+        continue;
+      const Dispatch *D = reachingDispatch(Removal.S, Removal.Ref,
+                                           /*AncestorsToo=*/true, Ev, *Cfg);
+      if (!D || !report(Need.S, Context))
+        continue;
+      diag(SM.getFileLoc(Need.S->getBeginLoc()),
+           "'%0' needs the offloading hooks of '%1', but they were removed "
+           "on a path to here and the model was not dispatched again; its "
+           "offloaded parameters are meta tensors with no way back to their "
+           "weights: call dispatch_model again after removing the hooks, or "
+           "get what you need with load_offloaded_parameter before removing "
+           "them")
+          << Need.Function << Need.Ref.displayName()
+          << Need.S->getSourceRange();
+      diag(SM.getFileLoc(Removal.S->getBeginLoc()),
+           "'%0' removes the hooks of '%1' here", DiagnosticIDs::Note)
+          << Removal.Function << Removal.Ref.displayName();
+      noteDispatch(*D, Context);
+      break;
+    }
+  }
+}
+
+bool OffloadedParameterMoveCheck::report(const Stmt *At, ASTContext &Context) {
+  SourceLocation Loc = Context.getSourceManager().getFileLoc(At->getBeginLoc());
+  return Loc.isValid() && Reported.insert(Loc).second;
+}
+
+void OffloadedParameterMoveCheck::noteDispatch(const Dispatch &D,
+                                               ASTContext &Context) {
+  SourceLocation Loc =
+      Context.getSourceManager().getFileLoc(D.S->getBeginLoc());
+  if (D.ByLoader)
+    diag(Loc,
+         "'%0' is loaded by '%1' with an explicit %select{device map|offload "
+         "folder}2 here, which dispatches it",
+         DiagnosticIDs::Note)
+        << D.Ref.displayName() << D.Function << D.OffloadFolder;
+  else
+    diag(Loc, "'%0' is dispatched here by '%1'", DiagnosticIDs::Note)
+        << D.Ref.displayName() << D.Function;
+}
+
+} // namespace clang::tidy::metaguard

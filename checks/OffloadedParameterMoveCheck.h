@@ -1,0 +1,126 @@
+//===--- OffloadedParameterMoveCheck.h - metaguard-tidy --------*- C++ -*-===//
+//
+// metaguard-offloaded-parameter-move: flags code that makes the offloaded
+// parameters of a dispatched model unreachable: moving the model, replacing
+// or moving its parameters by hand, or removing its offloading hooks and then
+// needing them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
+#define METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
+
+#include "utils/CfgReachability.h"
+#include "utils/LoaderCalls.h"
+#include "utils/ModuleExprs.h"
+#include "utils/NameList.h"
+
+#include "clang-tidy/ClangTidyCheck.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang::tidy::metaguard {
+
+/// Flags moves of dispatched models, hand-made replacements of their
+/// parameters, and uses of their hooks after the hooks were removed.
+///
+/// For the user-facing documentation see
+/// docs/checks/metaguard-offloaded-parameter-move.md.
+class OffloadedParameterMoveCheck : public ClangTidyCheck {
+public:
+  OffloadedParameterMoveCheck(llvm::StringRef Name, ClangTidyContext *Context);
+  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
+    return LangOpts.CPlusPlus;
+  }
+  std::optional<TraversalKind> getCheckTraversalKind() const override {
+    return TK_AsIs;
+  }
+  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
+  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
+  void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onEndOfTranslationUnit() override;
+
+private:
+  /// A statement that makes a model (or a submodule) dispatched.
+  struct Dispatch {
+    const Stmt *S = nullptr;
+    ModuleRef Ref;
+    /// A loader call with a visible device map or offload folder, rather
+    /// than a DispatchFunctions call.
+    bool ByLoader = false;
+    /// Which option member the loader call sets (for the note).
+    bool OffloadFolder = false;
+    std::string Function;
+  };
+  /// A statement about a model: a move, a hook removal, a use of hooks, or
+  /// a replacement of the model object.
+  struct ModelEvent {
+    const Stmt *S = nullptr;
+    ModuleRef Ref;
+    std::string Function;
+  };
+  enum class MutationKind { Call, Assign, Register };
+  struct Mutation {
+    const Stmt *S = nullptr;
+    /// The module whose parameter is changed.
+    ModuleRef Owner;
+    MutationKind Kind = MutationKind::Call;
+    std::string Function;
+  };
+  struct Events {
+    std::vector<Dispatch> Dispatches;
+    std::vector<ModelEvent> Reassigns;
+    std::vector<ModelEvent> Moves;
+    std::vector<Mutation> Mutations;
+    std::vector<ModelEvent> Removals;
+    std::vector<ModelEvent> Needs;
+  };
+
+  void analyzeFunction(const FunctionDecl *F, ASTContext &Context);
+  Events collectEvents(const FunctionDecl *F, ASTContext &Context);
+  void addInitOrAssignment(const Stmt *S, const ModuleRef &Target,
+                           const Expr *Value, const FunctionDecl *F,
+                           ASTContext &Context, Events &Out);
+  void addParameterAssignment(const Stmt *S, const Expr *Lhs, bool Compound,
+                              Events &Out) const;
+
+  /// The module that owns the parameter E denotes, if E is reached from a
+  /// module through named_parameters(), parameters(), a tensor member, or a
+  /// local variable initialised from one of those.
+  std::optional<ModuleRef> parameterOwner(const Expr *E) const;
+
+  /// The dispatch that reaches Target (on some path with no reassignment of
+  /// the model in between) and applies to Ref. AncestorsToo: a dispatched
+  /// submodule counts for Ref (moving a model moves its submodules).
+  const Dispatch *reachingDispatch(const Stmt *Target, const ModuleRef &Ref,
+                                   bool AncestorsToo, const Events &Ev,
+                                   const CfgReachability &Cfg) const;
+
+  bool report(const Stmt *At, ASTContext &Context);
+  void noteDispatch(const Dispatch &D, ASTContext &Context);
+
+  // Options.
+  const std::string DispatchFunctionsOption;
+  const std::string LoaderFunctionsOption;
+  const std::string HookRemoversOption;
+  const std::string NeedsHooksOption;
+  const std::string ParameterMutatorsOption;
+
+  NameList Dispatchers;
+  LoaderMatcher Loaders;
+  NameList HookRemovers;
+  NameList NeedsHooks;
+  NameList Mutators;
+
+  // Per translation unit.
+  CfgCache Cfgs;
+  llvm::DenseSet<const FunctionDecl *> Analyzed;
+  llvm::DenseSet<SourceLocation> Reported;
+};
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H

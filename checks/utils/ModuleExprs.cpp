@@ -1,0 +1,190 @@
+//===--- ModuleExprs.cpp - metaguard-tidy ----------------------*- C++ -*-===//
+
+#include "ModuleExprs.h"
+#include "NameList.h"
+
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+/// How many alias variables are followed (`auto &a = m; auto &b = a; ...`);
+/// also stops self-referencing initialisers.
+constexpr unsigned MaxAliasHops = 8;
+
+bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
+  return D && D->getIdentifier() && D->getName() == Name;
+}
+
+/// Whether RD is, or derives from, a class for which Pred holds.
+template <class Pred>
+bool recordOrBase(const CXXRecordDecl *RD, Pred P, unsigned Depth = 0) {
+  if (!RD || Depth > 16)
+    return false;
+  if (P(RD))
+    return true;
+  const CXXRecordDecl *Def = RD->getDefinition();
+  if (!Def)
+    return false;
+  for (const CXXBaseSpecifier &Base : Def->bases())
+    if (recordOrBase(Base.getType()->getAsCXXRecordDecl(), P, Depth + 1))
+      return true;
+  return false;
+}
+
+/// A local variable that merely names another object.
+bool isAliasCandidate(const VarDecl *VD) {
+  return VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
+         VD->getInit() && !VD->isInitCapture();
+}
+
+std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
+  llvm::SmallVector<const FieldDecl *, 4> Reversed; // Innermost first.
+  auto Finish = [&](const ValueDecl *Root) {
+    ModuleRef Ref;
+    Ref.Root = Root;
+    Ref.Path.assign(Reversed.rbegin(), Reversed.rend());
+    return Ref;
+  };
+  for (unsigned Steps = 0; E && Steps < 64; ++Steps) {
+    E = ignoreObjectPlumbing(E);
+    if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+      if (U->getOpcode() != UO_Deref && U->getOpcode() != UO_AddrOf)
+        return std::nullopt;
+      E = U->getSubExpr();
+      continue;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
+      // *holder, *shared_ptr, holder->..., shared_ptr->...
+      if ((Op->getOperator() == OO_Star || Op->getOperator() == OO_Arrow) &&
+          Op->getNumArgs() == 1) {
+        E = Op->getArg(0);
+        continue;
+      }
+      return std::nullopt;
+    }
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
+      // holder.get(), holder.ptr(), shared_ptr.get(): the same object.
+      const CXXMethodDecl *Method = Call->getMethodDecl();
+      if (Method && Call->getNumArgs() == 0 &&
+          (isNamed(Method, "get") || isNamed(Method, "ptr"))) {
+        E = Call->getImplicitObjectArgument();
+        continue;
+      }
+      return std::nullopt;
+    }
+    if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+      const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+      if (!Field)
+        return std::nullopt;
+      const Expr *Base = Member->getBase()->IgnoreParenImpCasts();
+      if (isa<CXXThisExpr>(Base))
+        return Finish(Field);
+      Reversed.push_back(Field);
+      E = Base;
+      continue;
+    }
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+      const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+      if (!Var)
+        return std::nullopt;
+      if (isAliasCandidate(Var) && Hops < MaxAliasHops)
+        if (std::optional<ModuleRef> Inner = refOf(Var->getInit(), Hops + 1)) {
+          Inner->Path.append(Reversed.rbegin(), Reversed.rend());
+          return Inner;
+        }
+      return Finish(Var);
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string ModuleRef::displayName() const {
+  std::string Name = Root ? Root->getNameAsString() : std::string("<model>");
+  for (const FieldDecl *Field : Path) {
+    Name += '.';
+    Name += Field->getNameAsString();
+  }
+  return Name;
+}
+
+bool isPathPrefix(llvm::ArrayRef<const FieldDecl *> Prefix,
+                  llvm::ArrayRef<const FieldDecl *> Path) {
+  if (Prefix.size() > Path.size())
+    return false;
+  for (size_t I = 0; I < Prefix.size(); ++I)
+    if (Prefix[I]->getCanonicalDecl() != Path[I]->getCanonicalDecl())
+      return false;
+  return true;
+}
+
+const Expr *ignoreObjectPlumbing(const Expr *E) {
+  while (E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *Full = dyn_cast<FullExpr>(E))
+      E = Full->getSubExpr();
+    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr();
+    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(E);
+             F && F->getCastKind() == CK_NoOp)
+      E = F->getSubExpr();
+    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
+             C && C->getNumArgs() >= 1 &&
+             C->getConstructor()->isCopyOrMoveConstructor())
+      E = C->getArg(0);
+    else
+      return E;
+  }
+  return E;
+}
+
+std::optional<ModuleRef> moduleRefOf(const Expr *E) { return refOf(E, 0); }
+
+const ValueDecl *denotedVariable(const Expr *E) {
+  std::optional<ModuleRef> Ref = moduleRefOf(E);
+  return Ref && Ref->isRoot() ? Ref->Root : nullptr;
+}
+
+bool isModuleClass(const CXXRecordDecl *RD) {
+  return recordOrBase(RD, [](const CXXRecordDecl *R) {
+    return isNamed(R, "Module") && qualifiedNameOf(R) == "torch::nn::Module";
+  });
+}
+
+bool isModuleOrHolderType(QualType T) {
+  if (T.isNull())
+    return false;
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  return isModuleClass(RD) || recordOrBase(RD, [](const CXXRecordDecl *R) {
+           const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(R);
+           return Spec &&
+                  isNamed(Spec->getSpecializedTemplate(), "ModuleHolder");
+         });
+}
+
+bool isTensorType(QualType T) {
+  if (T.isNull())
+    return false;
+  const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
+  return recordOrBase(
+      RD, [](const CXXRecordDecl *R) { return isNamed(R, "Tensor"); });
+}
+
+bool isDeviceType(QualType T) {
+  if (T.isNull())
+    return false;
+  T = T.getNonReferenceType();
+  if (const auto *Enum = T->getAs<EnumType>())
+    return isNamed(Enum->getDecl(), "DeviceType");
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  return RD && isNamed(RD, "Device");
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,81 @@
+//===--- ModuleExprs.h - metaguard-tidy ------------------------*- C++ -*-===//
+//
+// Which model variable an expression denotes. LibTorch models are handled
+// through many spellings of the same object (a module holder `m`, `*m`,
+// `m.get()`, `*m.ptr()`, `m->encoder`, a shared_ptr, a local reference
+// `auto &mod = *m;`); flow-sensitive checks must key their state on the
+// variable behind all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_MODULEEXPRS_H
+#define METAGUARD_CHECKS_UTILS_MODULEEXPRS_H
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace clang::tidy::metaguard {
+
+/// An object reached from a variable through submodule members:
+/// `m->encoder->layer` is {m, [encoder, layer]}.
+struct ModuleRef {
+  /// A variable (local or parameter), or a data member of `*this` used
+  /// inside a method (the model a class keeps).
+  const ValueDecl *Root = nullptr;
+  /// The members followed from Root, outermost first; empty for Root itself.
+  llvm::SmallVector<const FieldDecl *, 2> Path;
+
+  bool isRoot() const { return Path.empty(); }
+  /// "m", "m.encoder.layer": how messages name it.
+  std::string displayName() const;
+};
+
+/// Whether Prefix is a prefix of Path (equal paths included).
+bool isPathPrefix(llvm::ArrayRef<const FieldDecl *> Prefix,
+                  llvm::ArrayRef<const FieldDecl *> Path);
+
+/// Looks through what does not change which object an expression denotes:
+/// parentheses, implicit conversions, full-expression cleanups, temporaries
+/// being materialised or bound, functional casts, and copy/move construction
+/// (copies of module holders, shared_ptrs and tensors share the object).
+const Expr *ignoreObjectPlumbing(const Expr *E);
+
+/// The object E denotes, as a variable and submodule path: `m`, `*m`, `(*m)`,
+/// `&m`, `m.get()`, `m.ptr()`, `*m.ptr()`, `m->encoder`, `m.encoder`,
+/// `this->model_`. A local variable initialised from another such expression
+/// (`auto &mod = *m;`, `auto enc = m->encoder;`, `auto *p = m.get();`) is an
+/// alias: the result names the variable it was initialised from. The result
+/// of any other call (`from_pretrained(...)`, `std::make_shared<...>()`) is a
+/// new object: std::nullopt.
+std::optional<ModuleRef> moduleRefOf(const Expr *E);
+
+/// The variable E denotes with no member in between (moduleRefOf with an
+/// empty path), or nullptr.
+const ValueDecl *denotedVariable(const Expr *E);
+
+/// Whether RD is torch::nn::Module or derives from it.
+bool isModuleClass(const CXXRecordDecl *RD);
+
+/// Whether T (references and cv-qualifiers ignored) is a module: a class
+/// derived from torch::nn::Module, or a module holder (TORCH_MODULE, a class
+/// derived from torch::nn::ModuleHolder<...>).
+bool isModuleOrHolderType(QualType T);
+
+/// Whether T (references and cv-qualifiers ignored) is a tensor: a class
+/// named Tensor (at::Tensor / torch::Tensor) or derived from one
+/// (torch::autograd::Variable, Parameter types).
+bool isTensorType(QualType T);
+
+/// Whether T (references and cv-qualifiers ignored) is a device:
+/// c10::Device / torch::Device, or the DeviceType enumeration.
+bool isDeviceType(QualType T);
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_MODULEEXPRS_H
