@@ -1,0 +1,61 @@
+// RUN: %check_clang_tidy -std=c++20 %s metaguard-offloaded-parameter-move
+//
+// C++20: loader options written with designated initialisers.
+
+#include <metaguard/metaguard.h>
+
+namespace fs = std::filesystem;
+using metaguard::DeviceMap;
+
+struct NetImpl : metaguard::PreTrainedModel {
+  explicit NetImpl(const metaguard::Config &);
+  torch::Tensor forward(torch::Tensor x);
+  torch::Tensor weight;
+};
+TORCH_MODULE(Net);
+
+void designatedDeviceMap(const fs::path &p, const DeviceMap &map) {
+  auto m = metaguard::from_pretrained<Net>(p, {.device_map = map});
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-3]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit device map here, which dispatches it
+}
+
+void designatedOffloadFolder(const fs::path &p, torch::Tensor x) {
+  auto m = metaguard::from_pretrained<Net>(p, {.offload_folder = "offload"});
+  m->weight.set_data(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'set_data' on a parameter of dispatched model 'm'
+  // CHECK-NOTES: :[[@LINE-3]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit offload folder here, which dispatches it
+}
+
+void designatedBoth(const fs::path &p, const DeviceMap &map) {
+  Net m = metaguard::from_pretrained<Net>(
+      p, {.device_map = map, .offload_folder = "offload"});
+  (*m).to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-4]]:11: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit device map here
+}
+
+void designatedDtypeOnly(const fs::path &p) {
+  auto m = metaguard::from_pretrained<Net>(p, {.dtype = torch::kHalf});
+  m->to(torch::kCUDA); // Not dispatched: fine.
+}
+
+void optionsObjectDesignated(const fs::path &p, torch::Tensor x) {
+  metaguard::LoadOptions options{.offload_folder = "offload"};
+  auto m = metaguard::from_pretrained<Net>(p, options);
+  for (auto params = m->parameters(); auto &param : params)
+    param.copy_(x);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'copy_' on a parameter of dispatched model 'm'
+  // CHECK-NOTES: :[[@LINE-4]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit offload folder here
+}
+
+void reloadWithANewMapIsTheFix(const fs::path &p, const DeviceMap &map,
+                               const DeviceMap &gpu_map) {
+  auto m = metaguard::from_pretrained<Net>(p, {.device_map = map});
+  m = metaguard::from_pretrained<Net>(p, {.device_map = gpu_map});
+  m->to(torch::kHalf); // dtype only.
+  auto fresh = metaguard::from_pretrained<Net>(p);
+  m = fresh;
+  m->to(torch::kCUDA); // m now holds the undispatched model.
+}
