@@ -1,0 +1,62 @@
+// Runs the cases of test/integration/meta_scope_cases.h against the runtime:
+// each Rejected case must throw MetaDeviceError and each Accepted case must
+// load. The lit test integration-meta-scope-rule.test checks that the
+// clang-tidy check flags exactly the Rejected ones.
+#include "../integration/meta_scope_cases.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using meta_scope_cases::Expect;
+
+class MetaScopeRuleIntegration : public ::testing::TestWithParam<meta_scope_cases::Case> {
+protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() /
+            ("metaguard-meta-scope-cases-" + std::to_string(::getpid()));
+    fs::create_directories(root_);
+    paths_.tiny = root_ / "tiny";
+    paths_.composite = root_ / "composite";
+
+    meta_scope_cases::Tiny tiny(metaguard::Config::object());
+    metaguard::SaveOptions tiny_options;
+    tiny_options.config = {{"model_type", "tiny"}};
+    metaguard::save_pretrained(*tiny, paths_.tiny, tiny_options);
+
+    const metaguard::Config composite_config = {{"model_type", "composite"},
+                                                {"encoder_dir", paths_.tiny.string()}};
+    meta_scope_cases::Composite composite(composite_config);
+    metaguard::SaveOptions composite_options;
+    composite_options.config = composite_config;
+    metaguard::save_pretrained(*composite, paths_.composite, composite_options);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+  void SetUp() override { metaguard::set_policy(metaguard::Policy::Throw); }
+  void TearDown() override { metaguard::reset_default_device(); }
+
+  static fs::path root_;
+  static meta_scope_cases::Paths paths_;
+};
+
+fs::path MetaScopeRuleIntegration::root_;
+meta_scope_cases::Paths MetaScopeRuleIntegration::paths_;
+
+TEST_P(MetaScopeRuleIntegration, RuntimeAgreesWithTheCaseTable) {
+  const auto &c = GetParam();
+  if (c.expect == Expect::Rejected) {
+    EXPECT_THROW(c.run(paths_), metaguard::MetaDeviceError) << c.name;
+  } else {
+    EXPECT_NO_THROW(c.run(paths_)) << c.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MetaScopeRuleIntegration,
+                         ::testing::ValuesIn(meta_scope_cases::cases()),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+} // namespace
