@@ -1,6 +1,7 @@
 //===--- OffloadedParameterMoveCheck.cpp - metaguard-tidy ------*- C++ -*-===//
 
 #include "OffloadedParameterMoveCheck.h"
+#include "utils/DeviceExpr.h"
 #include "utils/ExplicitOptions.h"
 #include "utils/FunctionBodies.h"
 
@@ -27,14 +28,6 @@ constexpr llvm::StringLiteral DefaultParameterMutators = "set_data;copy_;data";
 /// How many local variables are followed from a parameter back to the
 /// module it came from (including the hidden variables of range-for loops).
 constexpr unsigned MaxParameterHops = 12;
-
-AST_MATCHER_P(NamedDecl, inNameList, const NameList *, List) {
-  return List->matches(&Node);
-}
-
-AST_MATCHER_P(FunctionDecl, isLoaderFunction, const LoaderMatcher *, Loaders) {
-  return Loaders->isLoader(&Node);
-}
 
 bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
   return D && D->getIdentifier() && D->getName() == Name;
@@ -93,22 +86,26 @@ bool isDiscarded(const Expr *E, ASTContext &Context) {
   return false;
 }
 
-/// The loader call an initialiser evaluates to (`from_pretrained<M>(...)`,
-/// also through `.ptr()` / `.get()` on its result), or nullptr.
-const Expr *loaderCallIn(const Expr *Init, const LoaderMatcher &Loaders) {
+/// The call an initialiser evaluates to (`from_pretrained<M>(...)`,
+/// `make_model(...)`), also through `.ptr()` / `.get()` on its result, or
+/// nullptr.
+const CallExpr *producingCall(const Expr *Init) {
   for (unsigned Steps = 0; Init && Steps < 8; ++Steps) {
     Init = ignoreObjectPlumbing(Init);
-    if (Loaders.loaderCallName(Init))
-      return Init;
-    const auto *Call = dyn_cast<CXXMemberCallExpr>(Init);
-    if (!Call || Call->getNumArgs() != 0 ||
-        !(isNamed(Call->getMethodDecl(), "ptr") ||
-          isNamed(Call->getMethodDecl(), "get")))
-      return nullptr;
-    Init = Call->getImplicitObjectArgument();
+    const auto *Member = dyn_cast<CXXMemberCallExpr>(Init);
+    if (!Member)
+      return dyn_cast<CallExpr>(Init);
+    if (Member->getNumArgs() != 0 ||
+        !(isNamed(Member->getMethodDecl(), "ptr") ||
+          isNamed(Member->getMethodDecl(), "get")))
+      return Member;
+    Init = Member->getImplicitObjectArgument();
   }
   return nullptr;
 }
+
+/// How deep factories returning factories' results are followed.
+constexpr unsigned MaxFactoryDepth = 4;
 
 /// Whether a dispatch of Dispatched makes Target dispatched: Target is the
 /// dispatched object or inside it; with AncestorsToo, also when Target
@@ -161,19 +158,23 @@ void OffloadedParameterMoveCheck::storeOptions(
 }
 
 void OffloadedParameterMoveCheck::registerMatchers(MatchFinder *Finder) {
-  // A function is analysed when something in it dispatches a model: a
-  // DispatchFunctions call or a loader call (whose options decide later).
+  // A function is analysed when something in it may dispatch a model: a
+  // DispatchFunctions call, a loader call (whose options decide later), or a
+  // call to a function that returns a dispatched model.
   Finder->addMatcher(
-      callExpr(callee(functionDecl(anyOf(inNameList(&Dispatchers),
-                                         isLoaderFunction(&Loaders)))))
-          .bind("origin"),
+      callExpr(unless(isExpansionInSystemHeader()), callee(functionDecl()))
+          .bind("call"),
       this);
 }
 
 void OffloadedParameterMoveCheck::check(
     const MatchFinder::MatchResult &Result) {
-  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("origin");
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
   if (!Call)
+    return;
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee || !(Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
+                   factoryDispatch(Callee, *Result.Context)))
     return;
   EnclosingFunction Fn =
       enclosingFunction(DynTypedNode::create(*Call), *Result.Context);
@@ -184,6 +185,8 @@ void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
   Cfgs.clear();
   Analyzed.clear();
   Reported.clear();
+  FactoryMemo.clear();
+  FactoryInProgress.clear();
 }
 
 std::optional<ModuleRef>
@@ -259,23 +262,97 @@ OffloadedParameterMoveCheck::parameterOwner(const Expr *E) const {
   return std::nullopt;
 }
 
+std::optional<OffloadedParameterMoveCheck::Dispatch>
+OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
+                                             const FunctionDecl *F,
+                                             ASTContext &Context, bool &Fresh) {
+  Fresh = true;
+  const CallExpr *Call = Value ? producingCall(Value) : nullptr;
+  if (!Call)
+    return std::nullopt;
+  if (std::optional<std::string> LoaderName = Loaders.loaderCallName(Call)) {
+    // Transformers' rule: a device map (or an offload folder) dispatches the
+    // loaded model; a map that visibly puts everything on one device
+    // offloads nothing.
+    const Expr *Map =
+        findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs);
+    if (Map && isSingleDeviceMap(explicitOptionValue(Map, Context)))
+      return std::nullopt;
+    const bool Folder =
+        !Map && findExplicitOptionMember(Call, {OffloadFolderMember}, F,
+                                         Context, Cfgs) != nullptr;
+    if (!Map && !Folder)
+      return std::nullopt;
+    const FunctionDecl *Callee = calledFunction(Call);
+    Dispatch D;
+    D.S = Call;
+    D.Source = DispatchSource::Loader;
+    D.OffloadFolder = Folder;
+    D.Function = Callee ? qualifiedNameOf(Callee) : *LoaderName;
+    return D;
+  }
+  if (const Dispatch *Inner =
+          factoryDispatch(Call->getDirectCallee(), Context)) {
+    Dispatch D;
+    D.S = Call;
+    D.Source = DispatchSource::Factory;
+    D.Function = calleeName(Call->getDirectCallee());
+    D.Inner = Inner;
+    return D;
+  }
+  return std::nullopt;
+}
+
+const OffloadedParameterMoveCheck::Dispatch *
+OffloadedParameterMoveCheck::factoryDispatch(const FunctionDecl *FD,
+                                             ASTContext &Context) {
+  const FunctionDecl *Def = definitionWithBody(FD);
+  if (!Def || Def->isDependentContext() || Loaders.isLoader(Def) ||
+      Dispatchers.matches(Def) ||
+      Context.getSourceManager().isInSystemHeader(Def->getLocation()))
+    return nullptr;
+  if (auto It = FactoryMemo.find(Def); It != FactoryMemo.end())
+    return It->second ? &*It->second : nullptr;
+  if (FactoryInProgress.size() >= MaxFactoryDepth ||
+      !FactoryInProgress.insert(Def).second)
+    return nullptr; // Too deep, or recursive: not followed.
+
+  std::optional<Dispatch> Result;
+  Events Ev = collectEvents(Def, Context);
+  const CfgReachability *Cfg = Cfgs.get(Def, Def->getBody(), Context);
+  forEachEvaluatedStmt(Def, [&](const Stmt *S) {
+    const auto *Ret = dyn_cast<ReturnStmt>(S);
+    if (Result || !Ret || !Ret->getRetValue() || !Cfg || !Cfg->contains(Ret))
+      return;
+    // `return from_pretrained<M>(dir, placed);`, `return other_factory();`
+    bool Fresh = false;
+    if (std::optional<Dispatch> D =
+            dispatchedValue(Ret->getRetValue(), Def, Context, Fresh)) {
+      Result = D;
+      return;
+    }
+    // `return model;` with model dispatched on some path to here.
+    std::optional<ModuleRef> Ref = moduleRefOf(Ret->getRetValue());
+    if (!Ref || !Ref->isRoot())
+      return;
+    if (const Dispatch *D =
+            reachingDispatch(Ret, *Ref, /*AncestorsToo=*/false, Ev, *Cfg))
+      Result = *D;
+  });
+  FactoryInProgress.erase(Def);
+  std::optional<Dispatch> &Slot = FactoryMemo[Def];
+  Slot = Result;
+  return Slot ? &*Slot : nullptr;
+}
+
 void OffloadedParameterMoveCheck::addInitOrAssignment(
     const Stmt *S, const ModuleRef &Target, const Expr *Value,
     const FunctionDecl *F, ASTContext &Context, Events &Out) {
-  if (const Expr *Loader = Value ? loaderCallIn(Value, Loaders) : nullptr) {
-    bool DeviceMap = findExplicitOptionMember(Loader, {DeviceMapMember}, F,
-                                              Context, Cfgs) != nullptr;
-    bool Folder =
-        !DeviceMap && findExplicitOptionMember(Loader, {OffloadFolderMember}, F,
-                                               Context, Cfgs) != nullptr;
-    if (DeviceMap || Folder) {
-      const FunctionDecl *Callee = calledFunction(Loader);
-      Out.Dispatches.push_back(
-          Dispatch{Loader, Target, /*ByLoader=*/true, Folder,
-                   Callee ? qualifiedNameOf(Callee)
-                          : Loaders.loaderCallName(Loader).value_or("")});
-      return;
-    }
+  bool Fresh = false;
+  if (std::optional<Dispatch> D = dispatchedValue(Value, F, Context, Fresh)) {
+    D->Ref = Target;
+    Out.Dispatches.push_back(*D);
+    return;
   }
   // Any other value is a model that was not dispatched here.
   Out.Reassigns.push_back(ModelEvent{S, Target, {}});
@@ -388,10 +465,22 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       if (!Callee)
         return;
       if (Dispatchers.matches(Callee)) {
+        std::optional<ModuleRef> Ref;
         if (Call->getNumArgs() > 0)
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
-            Ev.Dispatches.push_back(Dispatch{Call, *Ref, /*ByLoader=*/false,
-                                             false, calleeName(Callee)});
+          Ref = moduleRefOf(Call->getArg(0));
+        if (!Ref)
+          return;
+        // dispatch_model(m, DeviceMap::on(cpu)) brings everything back into
+        // memory: the model may move again.
+        if (Call->getNumArgs() > 1 && isSingleDeviceMap(Call->getArg(1))) {
+          Ev.Undispatches.push_back(ModelEvent{Call, *Ref, {}});
+          return;
+        }
+        Dispatch D;
+        D.S = Call;
+        D.Ref = *Ref;
+        D.Function = calleeName(Callee);
+        Ev.Dispatches.push_back(D);
         return;
       }
       if (HookRemovers.matches(Callee)) {
@@ -424,9 +513,10 @@ OffloadedParameterMoveCheck::reachingDispatch(
     return nullptr;
   // A new object in the variable (or in a member on the way to Ref) is not
   // dispatched.
-  for (const ModelEvent &R : Ev.Reassigns)
-    if (sameRoot(R.Ref, Ref) && isPathPrefix(R.Ref.Path, Ref.Path))
-      Kills.push_back(R.S);
+  for (const std::vector<ModelEvent> *List : {&Ev.Reassigns, &Ev.Undispatches})
+    for (const ModelEvent &R : *List)
+      if (sameRoot(R.Ref, Ref) && isPathPrefix(R.Ref.Path, Ref.Path))
+        Kills.push_back(R.S);
   std::optional<CfgReachability::Reach> Reach =
       Cfg.findReachingGen(Target, Gens, Kills);
   if (!Reach || !Reach->Gen)
@@ -507,10 +597,12 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
         if (sameRoot(D.Ref, Removal.Ref) &&
             isPathPrefix(D.Ref.Path, Removal.Ref.Path))
           Kills.push_back(D.S);
-      for (const ModelEvent &R : Ev.Reassigns)
-        if (sameRoot(R.Ref, Removal.Ref) &&
-            isPathPrefix(R.Ref.Path, Removal.Ref.Path))
-          Kills.push_back(R.S);
+      for (const std::vector<ModelEvent> *List :
+           {&Ev.Reassigns, &Ev.Undispatches})
+        for (const ModelEvent &R : *List)
+          if (sameRoot(R.Ref, Removal.Ref) &&
+              isPathPrefix(R.Ref.Path, Removal.Ref.Path))
+            Kills.push_back(R.S);
       const Stmt *Gen[] = {Removal.S};
       if (!Cfg->findReachingGen(Need.S, Gen, Kills))
         continue;
@@ -545,15 +637,53 @@ void OffloadedParameterMoveCheck::noteDispatch(const Dispatch &D,
                                                ASTContext &Context) {
   SourceLocation Loc =
       Context.getSourceManager().getFileLoc(D.S->getBeginLoc());
-  if (D.ByLoader)
+  switch (D.Source) {
+  case DispatchSource::Call:
+    diag(Loc, "'%0' is dispatched here by '%1'", DiagnosticIDs::Note)
+        << D.Ref.displayName() << D.Function;
+    break;
+  case DispatchSource::Loader:
     diag(Loc,
          "'%0' is loaded by '%1' with an explicit %select{device map|offload "
          "folder}2 here, which dispatches it",
          DiagnosticIDs::Note)
         << D.Ref.displayName() << D.Function << D.OffloadFolder;
-  else
-    diag(Loc, "'%0' is dispatched here by '%1'", DiagnosticIDs::Note)
+    break;
+  case DispatchSource::Factory:
+    diag(Loc, "'%0' comes from '%1', which returns a dispatched model",
+         DiagnosticIDs::Note)
         << D.Ref.displayName() << D.Function;
+    if (D.Inner)
+      noteInnerDispatch(*D.Inner, D.Function, Context, 0);
+    break;
+  }
+}
+
+void OffloadedParameterMoveCheck::noteInnerDispatch(const Dispatch &D,
+                                                    llvm::StringRef Factory,
+                                                    ASTContext &Context,
+                                                    unsigned Depth) {
+  SourceLocation Loc =
+      Context.getSourceManager().getFileLoc(D.S->getBeginLoc());
+  switch (D.Source) {
+  case DispatchSource::Call:
+    diag(Loc, "'%0' dispatches it here with '%1'", DiagnosticIDs::Note)
+        << Factory << D.Function;
+    break;
+  case DispatchSource::Loader:
+    diag(Loc,
+         "'%0' loads it with '%1' and an explicit %select{device map|offload "
+         "folder}2 here, which dispatches it",
+         DiagnosticIDs::Note)
+        << Factory << D.Function << D.OffloadFolder;
+    break;
+  case DispatchSource::Factory:
+    diag(Loc, "'%0' gets it from '%1' here", DiagnosticIDs::Note)
+        << Factory << D.Function;
+    if (D.Inner && Depth < MaxFactoryDepth)
+      noteInnerDispatch(*D.Inner, D.Function, Context, Depth + 1);
+    break;
+  }
 }
 
 } // namespace clang::tidy::metaguard

@@ -18,6 +18,7 @@
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,16 +45,26 @@ public:
   void onEndOfTranslationUnit() override;
 
 private:
+  /// How a model became dispatched.
+  enum class DispatchSource {
+    /// A DispatchFunctions call.
+    Call,
+    /// A loader call with a visible device map or offload folder.
+    Loader,
+    /// A call to a function of this translation unit that returns a
+    /// dispatched model (Inner says how it was dispatched there).
+    Factory,
+  };
   /// A statement that makes a model (or a submodule) dispatched.
   struct Dispatch {
     const Stmt *S = nullptr;
     ModuleRef Ref;
-    /// A loader call with a visible device map or offload folder, rather
-    /// than a DispatchFunctions call.
-    bool ByLoader = false;
-    /// Which option member the loader call sets (for the note).
+    DispatchSource Source = DispatchSource::Call;
+    /// Loader: the option member that places the model is offload_folder.
     bool OffloadFolder = false;
     std::string Function;
+    /// Factory: the dispatch inside the factory (owned by FactoryMemo).
+    const Dispatch *Inner = nullptr;
   };
   /// A statement about a model: a move, a hook removal, a use of hooks, or
   /// a replacement of the model object.
@@ -73,6 +84,9 @@ private:
   struct Events {
     std::vector<Dispatch> Dispatches;
     std::vector<ModelEvent> Reassigns;
+    /// DispatchFunctions calls with a single-device map: nothing offloaded,
+    /// no hooks, the model may move again.
+    std::vector<ModelEvent> Undispatches;
     std::vector<ModelEvent> Moves;
     std::vector<Mutation> Mutations;
     std::vector<ModelEvent> Removals;
@@ -84,6 +98,14 @@ private:
   void addInitOrAssignment(const Stmt *S, const ModuleRef &Target,
                            const Expr *Value, const FunctionDecl *F,
                            ASTContext &Context, Events &Out);
+  /// If Value (an initialiser or assigned value) produces a dispatched
+  /// model, how; Fresh says whether it produces a new object at all.
+  std::optional<Dispatch> dispatchedValue(const Expr *Value,
+                                          const FunctionDecl *F,
+                                          ASTContext &Context, bool &Fresh);
+  /// The dispatch carried by the models FD returns, if some return
+  /// statement returns a dispatched model; memoised.
+  const Dispatch *factoryDispatch(const FunctionDecl *FD, ASTContext &Context);
   void addParameterAssignment(const Stmt *S, const Expr *Lhs, bool Compound,
                               Events &Out) const;
 
@@ -101,6 +123,8 @@ private:
 
   bool report(const Stmt *At, ASTContext &Context);
   void noteDispatch(const Dispatch &D, ASTContext &Context);
+  void noteInnerDispatch(const Dispatch &D, llvm::StringRef Factory,
+                         ASTContext &Context, unsigned Depth);
 
   // Options.
   const std::string DispatchFunctionsOption;
@@ -119,6 +143,8 @@ private:
   CfgCache Cfgs;
   llvm::DenseSet<const FunctionDecl *> Analyzed;
   llvm::DenseSet<SourceLocation> Reported;
+  std::map<const FunctionDecl *, std::optional<Dispatch>> FactoryMemo;
+  llvm::DenseSet<const FunctionDecl *> FactoryInProgress;
 };
 
 } // namespace clang::tidy::metaguard

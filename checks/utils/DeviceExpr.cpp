@@ -116,4 +116,89 @@ DeviceKind classifyDeviceString(llvm::StringRef Text) {
 
 DeviceKind classifyDeviceExpr(const Expr *E) { return classify(E, 0); }
 
+namespace {
+
+const Expr *stripMapExpr(const Expr *E) {
+  while (E) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *Full = dyn_cast<FullExpr>(E))
+      E = Full->getSubExpr();
+    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = M->getSubExpr();
+    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = B->getSubExpr();
+    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(E))
+      E = F->getSubExpr();
+    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
+             C && C->getNumArgs() == 1 &&
+             (C->getConstructor()->isCopyOrMoveConstructor() ||
+              isa<CXXStdInitializerListExpr>(C->getArg(0)->IgnoreImplicit())))
+      E = C->getArg(0);
+    else if (const auto *L = dyn_cast<CXXStdInitializerListExpr>(E))
+      E = L->getSubExpr();
+    else
+      return E;
+  }
+  return E;
+}
+
+/// A placement that is a known device (a "disk" string is Unknown).
+bool isDevicePlacement(const Expr *E) {
+  return classifyDeviceExpr(E) != DeviceKind::Unknown;
+}
+
+/// The two parts of a map entry written `{"", dev}`.
+bool isCatchAllDeviceEntry(const Expr *Entry) {
+  Entry = stripMapExpr(Entry);
+  const Expr *Key = nullptr, *Value = nullptr;
+  if (const auto *List = dyn_cast<InitListExpr>(Entry)) {
+    if (List->getNumInits() != 2)
+      return false;
+    Key = List->getInit(0);
+    Value = List->getInit(1);
+  } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(Entry)) {
+    if (Construct->getNumArgs() != 2)
+      return false;
+    Key = Construct->getArg(0);
+    Value = Construct->getArg(1);
+  } else {
+    return false;
+  }
+  const auto *KeyText =
+      dyn_cast<StringLiteral>(stripMapExpr(Key)->IgnoreParenImpCasts());
+  if (const auto *C = dyn_cast<CXXConstructExpr>(stripMapExpr(Key));
+      C && C->getNumArgs() >= 1)
+    KeyText = dyn_cast<StringLiteral>(C->getArg(0)->IgnoreParenImpCasts());
+  return KeyText && KeyText->getString().empty() && isDevicePlacement(Value);
+}
+
+} // namespace
+
+bool isSingleDeviceMap(const Expr *E) {
+  E = stripMapExpr(E);
+  if (!E)
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const auto *Method =
+        dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee());
+    if (!Method || !Method->isStatic() || !Method->getIdentifier() ||
+        Method->getName() != "on" || Call->getNumArgs() != 1)
+      return false;
+    const CXXRecordDecl *RD = Method->getParent();
+    return RD->getIdentifier() && RD->getName() == "DeviceMap" &&
+           isDevicePlacement(Call->getArg(0));
+  }
+  if (const auto *List = dyn_cast<InitListExpr>(E)) {
+    // {{"", dev}} as the braced map, or its initializer_list array.
+    if (List->getNumInits() != 1)
+      return false;
+    const Expr *Only = stripMapExpr(List->getInit(0));
+    if (const auto *Inner = dyn_cast<InitListExpr>(Only);
+        Inner && Inner->getNumInits() == 1)
+      return isCatchAllDeviceEntry(Inner->getInit(0));
+    return isCatchAllDeviceEntry(Only);
+  }
+  return false;
+}
+
 } // namespace clang::tidy::metaguard

@@ -38,6 +38,12 @@ DeviceKind classifyDeviceString(llvm::StringRef Text);
 /// Anything else (a parameter, a call, a non-const variable) is Unknown.
 DeviceKind classifyDeviceExpr(const Expr *E);
 
+/// Whether a device-map expression visibly puts every parameter on one
+/// device (so nothing is offloaded and no hook is attached):
+/// `DeviceMap::on(dev)` or a braced map with the single entry `{"", dev}`,
+/// where dev is a recognisable device (not "disk", not a strategy).
+bool isSingleDeviceMap(const Expr *E);
+
 } // namespace clang::tidy::metaguard
 
 #endif // METAGUARD_CHECKS_UTILS_DEVICEEXPR_H

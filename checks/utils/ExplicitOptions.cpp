@@ -192,4 +192,30 @@ const Expr *findExplicitOptionMember(const Expr *Call,
   return nullptr;
 }
 
+const Expr *explicitOptionValue(const Expr *Found, ASTContext &Context) {
+  if (!Found)
+    return nullptr;
+  const auto *ME = dyn_cast<MemberExpr>(Found->IgnoreParenImpCasts());
+  if (!ME)
+    return Found; // An initialiser.
+  DynTypedNode Node = DynTypedNode::create(*ME);
+  for (unsigned Steps = 0; Steps < 8; ++Steps) {
+    DynTypedNodeList Parents = Context.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    Node = Parents[0];
+    if (Node.get<ParenExpr>() || Node.get<ImplicitCastExpr>() ||
+        Node.get<MaterializeTemporaryExpr>())
+      continue;
+    if (const auto *BO = Node.get<BinaryOperator>())
+      return BO->getOpcode() == BO_Assign ? BO->getRHS() : nullptr;
+    if (const auto *Op = Node.get<CXXOperatorCallExpr>())
+      return Op->getOperator() == OO_Equal && Op->getNumArgs() == 2
+                 ? Op->getArg(1)
+                 : nullptr;
+    return nullptr;
+  }
+  return nullptr;
+}
+
 } // namespace clang::tidy::metaguard

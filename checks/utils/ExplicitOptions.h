@@ -36,6 +36,11 @@ const Expr *findExplicitOptionMember(const Expr *Call,
                                      const FunctionDecl *Fn,
                                      ASTContext &Context, CfgCache &Cfgs);
 
+/// The value a member found by findExplicitOptionMember is given: the
+/// initialiser itself, or the right-hand side of `opts.member = value;`.
+/// nullptr when it is modified some other way (`opts.device_map.set(...)`).
+const Expr *explicitOptionValue(const Expr *Found, ASTContext &Context);
+
 } // namespace clang::tidy::metaguard
 
 #endif // METAGUARD_CHECKS_UTILS_EXPLICITOPTIONS_H

@@ -63,6 +63,13 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
         E = Op->getArg(0);
         continue;
       }
+      // list[i] on a ModuleList / Sequential: an element stands for the
+      // list (elements are not told apart).
+      if (Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
+          isModuleOrHolderType(Op->getArg(0)->getType())) {
+        E = Op->getArg(0);
+        continue;
+      }
       return std::nullopt;
     }
     if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
@@ -70,6 +77,13 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       const CXXMethodDecl *Method = Call->getMethodDecl();
       if (Method && Call->getNumArgs() == 0 &&
           (isNamed(Method, "get") || isNamed(Method, "ptr"))) {
+        E = Call->getImplicitObjectArgument();
+        continue;
+      }
+      // list->at<T>(i), list[i]->as<T>(): the same (element of the) module.
+      if (Method && (isNamed(Method, "at") || isNamed(Method, "as")) &&
+          isModuleOrHolderType(
+              QualType(Method->getParent()->getTypeForDecl(), 0))) {
         E = Call->getImplicitObjectArgument();
         continue;
       }

@@ -48,7 +48,9 @@ const Expr *ignoreObjectPlumbing(const Expr *E);
 
 /// The object E denotes, as a variable and submodule path: `m`, `*m`, `(*m)`,
 /// `&m`, `m.get()`, `m.ptr()`, `*m.ptr()`, `m->encoder`, `m.encoder`,
-/// `this->model_`. A local variable initialised from another such expression
+/// `this->model_`, and elements of module lists (`m->blocks[2]`,
+/// `m->blocks->at<Block>(2)`), which stand for the list. A local variable
+/// initialised from another such expression
 /// (`auto &mod = *m;`, `auto enc = m->encoder;`, `auto *p = m.get();`) is an
 /// alias: the result names the variable it was initialised from. The result
 /// of any other call (`from_pretrained(...)`, `std::make_shared<...>()`) is a

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,8 +50,31 @@ template <class F> decltype(auto) with_meta_device(F &&f) {
 }
 
 using Config = std::map<std::string, std::string>;
-using DeviceMap = std::map<std::string, torch::Device>; // Like the real one: no
-                                                        // operator[] needed.
+// Like the real ones (runtime/include/metaguard/device_map.h).
+class Placement {
+public:
+  Placement(torch::Device device);
+  Placement(c10::DeviceType type);
+  Placement(std::string_view name);
+  Placement(const char *name);
+  Placement(const std::string &name);
+  static Placement disk();
+};
+class DeviceMap {
+public:
+  DeviceMap() = default;
+  DeviceMap(
+      std::initializer_list<std::pair<const std::string, Placement>> entries);
+  static DeviceMap automatic();
+  static DeviceMap balanced();
+  static DeviceMap sequential();
+  static DeviceMap on(Placement placement);
+  bool empty() const;
+  void set(std::string prefix, Placement placement);
+  // std::map-style writes, used by the first check's tests.
+  void insert(std::pair<const std::string, Placement> entry);
+  template <class... Args> void emplace(Args &&...args);
+};
 using MaxMemory = std::map<std::string, long long>;
 
 struct LoadOptions {
