@@ -443,6 +443,110 @@ void removalInALoop(Net m, const DeviceMap &map, const fs::path &out) {
   }
 }
 
+// ---- Functions of this file that return a dispatched model -----------------
+
+Net loadPlaced(const fs::path &p, const DeviceMap &map) {
+  metaguard::LoadOptions options;
+  options.device_map = map;
+  return metaguard::from_pretrained<Net>(p, options);
+}
+
+Net dispatched(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  return m;
+}
+
+Net loadPlacedTwice(const fs::path &p, const DeviceMap &map) {
+  return loadPlaced(p, map);
+}
+
+Net loadOnCpu(const fs::path &p) {
+  metaguard::LoadOptions options;
+  options.device_map = {{"", torch::kCPU}}; // One device: nothing offloaded.
+  return metaguard::from_pretrained<Net>(p, options);
+}
+
+void modelFromAFactory(const fs::path &p, const DeviceMap &map) {
+  auto m = loadPlaced(p, map);
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-3]]:12: note: 'm' comes from 'loadPlaced', which returns a dispatched model
+  // CHECK-NOTES: :[[@LINE-23]]:10: note: 'loadPlaced' loads it with 'metaguard::from_pretrained' and an explicit device map here, which dispatches it
+}
+
+void parameterOfAFactoryResult(Net m, const DeviceMap &map, torch::Tensor x) {
+  Net d = dispatched(m, map);
+  d->named_parameters()["fc.weight"].set_data(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'set_data' on a parameter of dispatched model 'd'
+  // CHECK-NOTES: :[[@LINE-3]]:11: note: 'd' comes from 'dispatched', which returns a dispatched model
+  // CHECK-NOTES: :[[@LINE-27]]:3: note: 'dispatched' dispatches it here with 'metaguard::dispatch_model'
+}
+
+void factoryOfAFactory(const fs::path &p, const DeviceMap &map,
+                       const fs::path &out) {
+  Net m{nullptr};
+  m = loadPlacedTwice(p, map);
+  metaguard::remove_hook_from_module(*m, true);
+  metaguard::save_pretrained(*m, out);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
+  // CHECK-NOTES: :[[@LINE-5]]:7: note: 'm' comes from 'loadPlacedTwice', which returns a dispatched model
+  // CHECK-NOTES: :[[@LINE-34]]:10: note: 'loadPlacedTwice' gets it from 'loadPlaced' here
+  // CHECK-NOTES: :[[@LINE-44]]:10: note: 'loadPlaced' loads it with 'metaguard::from_pretrained' and an explicit device map here, which dispatches it
+}
+
+void factoryWithoutOffload(const fs::path &p) {
+  auto m = loadOnCpu(p);
+  m->to(torch::kCUDA);
+}
+
+// ---- Single-device maps offload nothing ------------------------------------
+
+void backInMemory(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map, "offload");
+  metaguard::dispatch_model(*m, {{"", torch::kCPU}}); // All in memory again.
+  m->to(torch::kCUDA);
+}
+
+void placedOnOneDevice(Net m) {
+  metaguard::dispatch_model(*m, DeviceMap::on("cuda:0"));
+  m->to(torch::kCPU);
+}
+
+void everythingOnDisk(Net m) {
+  metaguard::dispatch_model(*m, DeviceMap::on("disk"), "offload");
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
+void loadedOnOneDevice(const fs::path &p) {
+  metaguard::LoadOptions options;
+  options.device_map = DeviceMap::on(torch::kCPU);
+  auto m = metaguard::from_pretrained<Net>(p, options);
+  m->to(torch::kCUDA);
+}
+
+// ---- Module lists: an element stands for the list ---------------------------
+
+struct StackImpl : metaguard::PreTrainedModel {
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::ModuleList blocks{nullptr};
+};
+TORCH_MODULE(Stack);
+
+void moduleListElements(Stack model, const DeviceMap &map, torch::Tensor x) {
+  metaguard::dispatch_model(*model, map);
+  model->blocks[0]->as<BlockImpl>()->weight.set_data(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'set_data' on a parameter of 'model.blocks' of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'model' is dispatched here
+  metaguard::remove_hook_from_module(*model->blocks[1], true);
+  auto w = metaguard::load_offloaded_parameter(*model, "blocks.1.weight");
+  // CHECK-NOTES: :[[@LINE-1]]:12: warning: 'metaguard::load_offloaded_parameter' needs the offloading hooks of 'model'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'model.blocks' here
+  // CHECK-NOTES: :[[@LINE-8]]:3: note: 'model' is dispatched here
+}
+
 // ---- Macros, templates, lambdas ---------------------------------------------
 
 #define TO_GPU(model) (model)->to(torch::kCUDA)

@@ -108,6 +108,7 @@ public:
   }
   Tensor &register_parameter(std::string name, Tensor tensor,
                              bool requires_grad = true);
+  template <class T> T *as() { return dynamic_cast<T *>(this); }
 };
 
 template <class Contained> class ModuleHolder {
@@ -125,9 +126,21 @@ public:
   template <class... Args> auto operator()(Args &&...args) {
     return impl_->forward(std::forward<Args>(args)...);
   }
+  template <class Arg> decltype(auto) operator[](Arg &&arg) {
+    return (*impl_)[std::forward<Arg>(arg)];
+  }
 
 private:
   std::shared_ptr<Contained> impl_;
+};
+
+struct ModuleListImpl : Module {
+  std::shared_ptr<Module> operator[](size_t index) const;
+  template <class T> T &at(size_t index);
+  void push_back(std::shared_ptr<Module> module);
+};
+struct ModuleList : ModuleHolder<ModuleListImpl> {
+  using ModuleHolder<ModuleListImpl>::ModuleHolder;
 };
 
 struct LinearImpl : Module {
