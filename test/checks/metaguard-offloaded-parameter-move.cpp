@@ -120,6 +120,14 @@ void newModelInTheVariable(Net m, const Config &cfg, const DeviceMap &map) {
   m->to(torch::kCUDA);
 }
 
+void resetEndsTheModel(const Config &cfg, const DeviceMap &map) {
+  auto model = std::make_shared<NetImpl>(cfg);
+  metaguard::dispatch_model(*model, map);
+  model.reset();
+  model = std::make_shared<NetImpl>(cfg);
+  model->to(torch::kCUDA);
+}
+
 void referenceAlias(Net m, const DeviceMap &map) {
   auto &module = *m;
   metaguard::dispatch_model(module, map);
@@ -300,6 +308,8 @@ void copiesAreFine(Net m, const DeviceMap &map, torch::Tensor x) {
   w.set_data(w.to(torch::kCUDA));
   auto moved = m->named_parameters()["fc.weight"].to(torch::kCUDA);
   moved.copy_(x);
+  auto cloned = m->named_parameters()["fc.weight"].clone();
+  cloned.set_data(x);
 }
 
 void readingIsFine(Big big, const DeviceMap &map) {

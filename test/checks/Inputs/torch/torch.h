@@ -48,6 +48,7 @@ struct Tensor {
   Tensor &copy_(const Tensor &, bool non_blocking = false) { return *this; }
   Tensor data() const { return *this; }
   Tensor detach() const { return *this; }
+  Tensor clone() const { return *this; }
   Tensor &zero_() { return *this; }
   Tensor &fill_(double) { return *this; }
   Tensor sum() const { return *this; }
