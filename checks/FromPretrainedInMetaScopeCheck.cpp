@@ -25,6 +25,13 @@ constexpr unsigned DefaultCallDepth = 3;
 /// Calls through the standard library and LibTorch (make_shared, module
 /// holders, ...) do not count towards CallDepth, up to this many in a row.
 constexpr unsigned MaxFreeHops = 12;
+/// How deep to look inside a loader's own implementation for the place where
+/// it builds the model on meta.
+constexpr unsigned LoaderBodyDepth = 4;
+
+AST_MATCHER(FunctionDecl, hasLoadsWeightsAnnotationMatcher) {
+  return hasLoadsWeightsAnnotation(&Node);
+}
 
 AST_MATCHER_P(NamedDecl, nameInList, const NameList *, List) {
   return List->matches(&Node);
@@ -54,7 +61,8 @@ bool isLibraryFunction(const FunctionDecl *FD, const SourceManager &SM) {
   if (!Outermost || !Outermost->getIdentifier())
     return false;
   llvm::StringRef Name = Outermost->getName();
-  return Name == "std" || Name == "torch" || Name == "c10" || Name == "at";
+  return Name == "std" || Name == "torch" || Name == "c10" || Name == "at" ||
+         Name == "metaguard";
 }
 
 } // namespace
@@ -100,6 +108,13 @@ void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
   Finder->addMatcher(callExpr(callee(functionDecl(nameInList(&ScopeFunctions))))
                          .bind("scope-call"),
                      this);
+  // Loaders whose implementation is visible: do they build the model on
+  // meta in a way that makes the model's own nested loads run there?
+  Finder->addMatcher(
+      callExpr(callee(functionDecl(anyOf(nameInList(&Loaders.names()),
+                                         hasLoadsWeightsAnnotationMatcher()))))
+          .bind("loader-call"),
+      this);
 }
 
 void FromPretrainedInMetaScopeCheck::check(
@@ -123,6 +138,10 @@ void FromPretrainedInMetaScopeCheck::check(
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
     return;
   }
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("loader-call")) {
+    checkLoaderBuildsOnMeta(Call, Context);
+    return;
+  }
   if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("scope-call")) {
     // The lambdas it runs are meta throughout; other callables are followed
     // from the enclosing function.
@@ -143,6 +162,8 @@ void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   Reported.clear();
   ExposureMemo.clear();
   InProgress.clear();
+  WithinMemo.clear();
+  WithinInProgress.clear();
 }
 
 bool FromPretrainedInMetaScopeCheck::isSetter(const FunctionDecl *FD) const {
@@ -323,7 +344,8 @@ FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
 
   for (const Expr *Call : Calls) {
     const FunctionDecl *Callee = calledFunction(Call);
-    bool IsLoader = Loaders.loaderCallName(Call).has_value();
+    std::optional<std::string> LoaderName = Loaders.loaderCallName(Call);
+    const bool IsLoader = LoaderName.has_value();
     if (!IsLoader && !canEnter(Callee))
       continue;
     // A scope of the function's own decides the device there.
@@ -334,12 +356,10 @@ FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
       if (!Cfg || !Cfg->reachableFromEntry(Call, SetterCalls))
         continue;
     }
-    if (IsLoader) {
+    if (LoaderName) {
       if (findExplicitOptionMember(Call, {DeviceMapMember}, Def, Context, Cfgs))
         continue;
-      Found = InnerLoad{
-          Call, Callee ? displayName(Callee) : *Loaders.loaderCallName(Call),
-          Def};
+      Found = InnerLoad{Call, Callee ? displayName(Callee) : *LoaderName, Def};
       break;
     }
     std::optional<InnerLoad> Deeper;
@@ -357,6 +377,114 @@ FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
   InProgress.erase(Def);
   ExposureMemo[Key] = Found;
   return Found;
+}
+
+std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
+FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
+                                                   unsigned Depth,
+                                                   unsigned FreeHops,
+                                                   ASTContext &Context) {
+  const FunctionDecl *Def = definitionWithBody(F);
+  if (!Def || Depth == 0 || CallDepth == 0)
+    return std::nullopt;
+  ExposureKey Key{Def, Depth, FreeHops};
+  if (auto It = WithinMemo.find(Key); It != WithinMemo.end())
+    return It->second;
+  if (!WithinInProgress.insert(Def).second)
+    return std::nullopt;
+
+  std::optional<InnerLoad> Found;
+  const Stmt *Body = Def->getBody();
+  const SourceManager &SM = Context.getSourceManager();
+  for (const Expr *Call : collectCalls(Def)) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (std::optional<LiveGuard> Guard =
+            innermostLiveGuard(Call, Body, Guards, Context)) {
+      if (Guard->Kind != DeviceKind::Meta)
+        continue;
+      if (std::optional<std::string> Name = Loaders.loaderCallName(Call)) {
+        if (findExplicitOptionMember(Call, {DeviceMapMember}, Def, Context,
+                                     Cfgs))
+          continue;
+        Found = InnerLoad{Call, Callee ? displayName(Callee) : *Name, Def};
+        break;
+      }
+      if (canEnter(Callee))
+        Found = findExposedLoad(Callee, CallDepth, Exposure::Scope, 0, Context);
+      if (Found)
+        break;
+      continue;
+    }
+    if (Callee && isScopeFunction(Callee)) {
+      for (const Expr *Arg : cast<CallExpr>(Call)->arguments()) {
+        const FunctionDecl *Target = functionOfCallable(Arg);
+        if (canEnter(Target))
+          Found =
+              findExposedLoad(Target, CallDepth, Exposure::Scope, 0, Context);
+        if (Found)
+          break;
+      }
+      if (Found)
+        break;
+      continue;
+    }
+    if (!canEnter(Callee))
+      continue;
+    if (isLibraryFunction(Callee, SM)) {
+      if (FreeHops < MaxFreeHops)
+        Found = findMetaLoadWithin(Callee, Depth, FreeHops + 1, Context);
+    } else {
+      Found = findMetaLoadWithin(Callee, Depth - 1, 0, Context);
+    }
+    if (Found)
+      break;
+  }
+  WithinInProgress.erase(Def);
+  WithinMemo[Key] = Found;
+  return Found;
+}
+
+void FromPretrainedInMetaScopeCheck::checkLoaderBuildsOnMeta(
+    const CallExpr *Call, ASTContext &Context) {
+  const FunctionDecl *Loader = Call->getDirectCallee();
+  if (!Loader || !definitionWithBody(Loader))
+    return;
+  // A loader's own implementation is analysed from its callers only.
+  for (EnclosingFunction Outer =
+           enclosingFunction(DynTypedNode::create(*Call), Context);
+       Outer.Function;) {
+    if (Loaders.isLoader(Outer.Function))
+      return;
+    if (!Outer.Lambda)
+      break;
+    Outer = enclosingFunction(DynTypedNode::create(*Outer.Lambda), Context);
+  }
+  std::optional<InnerLoad> Inner =
+      findMetaLoadWithin(Loader, LoaderBodyDepth, 0, Context);
+  if (!Inner)
+    return;
+  const SourceManager &SM = Context.getSourceManager();
+  SourceLocation Loc = SM.getFileLoc(Call->getBeginLoc());
+  if (Loc.isInvalid() || !Reported.insert(Loc).second)
+    return;
+  std::string Model = "the model";
+  if (const TemplateArgumentList *Args =
+          Loader->getTemplateSpecializationArgs())
+    if (Args->size() > 0 && Args->get(0).getKind() == TemplateArgument::Type)
+      Model =
+          "'" +
+          Args->get(0).getAsType().getAsString(Context.getPrintingPolicy()) +
+          "'";
+  diag(Loc, "'%0' builds %1 on the meta device, and building it loads "
+            "pretrained weights (through '%2'), which would be left on the "
+            "meta device without data; build that part from its config in "
+            "the constructor (Model(config)) and load the whole model with "
+            "one call, or pass an explicit device map to the inner load")
+      << displayName(Loader) << Model << Inner->LoaderName
+      << Call->getSourceRange();
+  diag(SM.getFileLoc(Inner->Call->getBeginLoc()),
+       "'%0' loads the weights here, in '%1'", DiagnosticIDs::Note)
+      << Inner->LoaderName << displayName(Inner->In);
 }
 
 void FromPretrainedInMetaScopeCheck::report(

@@ -88,6 +88,13 @@ private:
                                            unsigned Depth, Exposure Kind,
                                            unsigned FreeHops,
                                            ASTContext &Context);
+  /// A load that runs under a meta scope somewhere inside F (a loader's own
+  /// implementation), e.g. from_pretrained<M> building M on meta when M's
+  /// constructor loads a pretrained part.
+  std::optional<InnerLoad> findMetaLoadWithin(const FunctionDecl *F,
+                                              unsigned Depth, unsigned FreeHops,
+                                              ASTContext &Context);
+  void checkLoaderBuildsOnMeta(const CallExpr *Call, ASTContext &Context);
   void report(const Expr *Call, llvm::StringRef What, const MetaContext *Ctx,
               const std::optional<InnerLoad> &Inner, ASTContext &Context);
 
@@ -111,6 +118,8 @@ private:
   using ExposureKey = std::tuple<const FunctionDecl *, unsigned, unsigned>;
   std::map<ExposureKey, std::optional<InnerLoad>> ExposureMemo;
   llvm::DenseSet<const FunctionDecl *> InProgress;
+  std::map<ExposureKey, std::optional<InnerLoad>> WithinMemo;
+  llvm::DenseSet<const FunctionDecl *> WithinInProgress;
 };
 
 } // namespace clang::tidy::metaguard

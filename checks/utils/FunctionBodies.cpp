@@ -72,6 +72,27 @@ const Expr *stripCallable(const Expr *E) {
   return E;
 }
 
+/// The lambda whose call operator FD is (reached through the operator when
+/// the parent map records the body under the method), or nullptr.
+const LambdaExpr *lambdaOfCallOperator(const FunctionDecl *FD,
+                                       ASTContext &Context) {
+  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+  if (!Method || !Method->getParent()->isLambda())
+    return nullptr;
+  DynTypedNode Node = DynTypedNode::create(*Method);
+  for (unsigned Steps = 0; Steps < 4; ++Steps) {
+    DynTypedNodeList Parents = Context.getParents(Node);
+    if (Parents.empty())
+      return nullptr;
+    for (const DynTypedNode &Parent : Parents)
+      if (const auto *Lambda = Parent.get<LambdaExpr>())
+        if (Lambda->getCallOperator() == Method)
+          return Lambda;
+    Node = Parents[0];
+  }
+  return nullptr;
+}
+
 } // namespace
 
 EnclosingFunction enclosingFunction(const DynTypedNode &Node,
@@ -81,7 +102,12 @@ EnclosingFunction enclosingFunction(const DynTypedNode &Node,
     DynTypedNodeList Parents = Context.getParents(Current);
     if (Parents.empty())
       return {};
+    // A lambda body can have two parents (the LambdaExpr and, in template
+    // instantiations, its call operator): prefer the LambdaExpr.
     Current = Parents[0];
+    for (const DynTypedNode &Parent : Parents)
+      if (Parent.get<LambdaExpr>())
+        Current = Parent;
     if (const auto *Lambda = Current.get<LambdaExpr>()) {
       // Only the body belongs to the lambda; captures belong to the parent.
       if (const FunctionDecl *Op = Lambda->getCallOperator())
@@ -92,7 +118,7 @@ EnclosingFunction enclosingFunction(const DynTypedNode &Node,
       continue;
     }
     if (const auto *FD = Current.get<FunctionDecl>())
-      return {FD, nullptr};
+      return {FD, lambdaOfCallOperator(FD, Context)};
     if (Current.get<BlockDecl>() || Current.get<TranslationUnitDecl>() ||
         Current.get<RecordDecl>() || Current.get<NamespaceDecl>())
       return {};

@@ -4,6 +4,7 @@
 
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace clang::tidy::metaguard {
 
@@ -32,20 +33,27 @@ std::string joinList(llvm::ArrayRef<std::string> Entries) {
 }
 
 std::string qualifiedNameOf(const NamedDecl *D) {
-  std::string Name = D->getNameAsString();
+  // Collect the enclosing names innermost first, then join them outermost
+  // first.
+  llvm::SmallVector<llvm::StringRef, 4> Scopes;
   for (const DeclContext *DC = D->getDeclContext(); DC; DC = DC->getParent()) {
     if (const auto *NS = dyn_cast<NamespaceDecl>(DC)) {
-      if (NS->isAnonymousNamespace() || NS->isInline())
-        continue;
-      Name = NS->getName().str() + "::" + Name;
+      if (!NS->isAnonymousNamespace() && !NS->isInline())
+        Scopes.push_back(NS->getName());
     } else if (const auto *RD = dyn_cast<RecordDecl>(DC)) {
       if (RD->getIdentifier())
-        Name = RD->getName().str() + "::" + Name;
+        Scopes.push_back(RD->getName());
     } else if (const auto *ED = dyn_cast<EnumDecl>(DC)) {
       if (ED->isScoped())
-        Name = ED->getName().str() + "::" + Name;
+        Scopes.push_back(ED->getName());
     }
   }
+  std::string Name;
+  for (llvm::StringRef Scope : llvm::reverse(Scopes)) {
+    Name += Scope;
+    Name += "::";
+  }
+  Name += D->getNameAsString();
   return Name;
 }
 

@@ -471,6 +471,10 @@ void compositeBuiltUnderMeta(const fs::path &p) {
   // CHECK-NOTES: :[[@LINE-15]]:20: note: 'metaguard::from_pretrained' loads the weights here, in 'CompositeImpl::CompositeImpl'
 }
 
+struct WithDefaultMemberFromPath { // Builds nothing pretrained.
+  explicit WithDefaultMemberFromPath(const fs::path &) {}
+};
+
 struct WithDefaultMember {
   Encoder encoder = metaguard::from_pretrained<Encoder>("bert");
 };
@@ -534,7 +538,7 @@ void defaultDeviceThroughCalls(const fs::path &p) {
   loadEncoder(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'loadEncoder' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
   // CHECK-NOTES: :[[@LINE-4]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :[[@LINE-189]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  // CHECK-NOTES: :[[@LINE-193]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
 }
 
 // ---- Templates and macros ---------------------------------------------------
@@ -566,4 +570,23 @@ void macros(const fs::path &p) {
   LOAD_ENCODER(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:3: note: meta-device scope 'macro_guard'
+}
+
+// ---- Loaders that build the model on meta themselves -----------------------
+
+// Like metaguard::from_pretrained: builds the model under meta, then loads.
+template <class M>
+METAGUARD_LOADS_WEIGHTS M loadBuiltOnMeta(const fs::path &p) {
+  M model = [&] {
+    metaguard::MetaDeviceScope scope;
+    return M(p);
+  }();
+  return model;
+}
+
+void loaderBuildsCompositeOnMeta(const fs::path &p) {
+  loadBuiltOnMeta<Composite>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'loadBuiltOnMeta' builds 'Composite' on the meta device, and building it loads pretrained weights (through 'metaguard::from_pretrained'), which would be left on the meta device without data
+  // CHECK-NOTES: :{{[0-9]+}}:20: note: 'metaguard::from_pretrained' loads the weights here, in 'CompositeImpl::CompositeImpl'
+  loadBuiltOnMeta<WithDefaultMemberFromPath>(p);
 }
