@@ -65,11 +65,8 @@ bool isDiscarded(const Expr *E, ASTContext &Context) {
     if (Node.get<ExprWithCleanups>() || Node.get<CXXBindTemporaryExpr>() ||
         Node.get<ParenExpr>())
       continue;
-    if (const auto *Cast = Node.get<ImplicitCastExpr>()) {
-      if (Cast->getCastKind() == CK_ToVoid)
-        return true;
-      return false;
-    }
+    if (const auto *Cast = Node.get<ImplicitCastExpr>())
+      return Cast->getCastKind() == CK_ToVoid;
     if (const auto *Cast = Node.get<CStyleCastExpr>())
       return Cast->getCastKind() == CK_ToVoid;
     if (Node.get<CompoundStmt>() || Node.get<LabelStmt>() ||
@@ -311,8 +308,12 @@ OffloadedParameterMoveCheck::factoryDispatch(const FunctionDecl *FD,
       Dispatchers.matches(Def) ||
       Context.getSourceManager().isInSystemHeader(Def->getLocation()))
     return nullptr;
-  if (auto It = FactoryMemo.find(Def); It != FactoryMemo.end())
-    return It->second ? &*It->second : nullptr;
+  if (auto It = FactoryMemo.find(Def); It != FactoryMemo.end()) {
+    const std::optional<Dispatch> &Memo = It->second;
+    if (!Memo.has_value())
+      return nullptr;
+    return &*Memo;
+  }
   if (FactoryInProgress.size() >= MaxFactoryDepth ||
       !FactoryInProgress.insert(Def).second)
     return nullptr; // Too deep, or recursive: not followed.
