@@ -3,6 +3,7 @@
 #include "json_strict.h"
 
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <set>
 #include <system_error>
@@ -107,6 +108,18 @@ void SafetensorsCheckpoint::open_single(const std::filesystem::path &file,
   add_names_of(0);
 }
 
+// Populating is kernel work: done on other threads while the next headers
+// are parsed and validated, it hides their cost.
+void SafetensorsCheckpoint::open_shard(const std::filesystem::path &file,
+                                       const SafetensorsOptions &options,
+                                       std::vector<std::future<void>> &populating) {
+  SafetensorsOptions lazy = options;
+  lazy.populate = false;
+  files_.emplace_back(file, lazy);
+  if (options.populate)
+    populating.push_back(std::async(std::launch::async, [shard = files_.back()] { shard.populate(); }));
+}
+
 void SafetensorsCheckpoint::open_sharded(const std::filesystem::path &index,
                                          const SafetensorsOptions &options) {
   sharded_ = true;
@@ -121,10 +134,13 @@ void SafetensorsCheckpoint::open_sharded(const std::filesystem::path &index,
                             "', which does not exist in '" + folder_.string() + "'");
     file_index.emplace(file, 0);
   }
+  std::vector<std::future<void>> populating;
   for (auto &[file, i] : file_index) {
     i = files_.size();
-    files_.emplace_back(folder_ / file, options);
+    open_shard(folder_ / file, options, populating);
   }
+  for (auto &done : populating)
+    done.wait();
   // Where every tensor actually is, before trusting the index's claims.
   std::map<std::string, std::string> found_in;
   for (const auto &[file, i] : file_index)

@@ -173,6 +173,30 @@ TEST(SafetensorsTest, ConvertsDtypeOnRequest) {
   EXPECT_EQ(file.tensor("x", torch::kFloat32).data_ptr(), file.tensor("x").data_ptr());
 }
 
+TEST(SafetensorsTest, Float32ToBFloat16MatchesLibTorchBitForBit) {
+  TempDir dir;
+  // Ties (to even, both ways), NaNs with payloads and signs, infinities, the
+  // largest float (rounds to infinity), denormals, plus random values.
+  const std::vector<std::uint32_t> special = {0x3F808000, 0x3F818000, 0x7FC00001, 0xFFA00000,
+                                              0x7F800000, 0xFF800000, 0x7F7FFFFF, 0x00000001,
+                                              0x807FFFFF, 0x00000000, 0x80000000, 0x3F7FFFFF};
+  auto bits = torch::empty({static_cast<int64_t>(special.size())}, torch::kInt32);
+  for (std::size_t i = 0; i < special.size(); ++i)
+    bits[static_cast<int64_t>(i)] = static_cast<int32_t>(special[i]);
+  torch::manual_seed(3);
+  const auto values = torch::cat({bits.view(torch::kFloat32), torch::randn({1 << 20}) * 1e3,
+                                  torch::rand({1000}) * 1e-39});
+  metaguard::save_safetensors(dir / "x.safetensors", {{"x", values}});
+  const auto ours = SafetensorsFile(dir / "x.safetensors").tensor("x", torch::kBFloat16);
+  const auto theirs = values.to(torch::kBFloat16);
+  // NaNs stay NaN (LibTorch's own scalar and vector paths disagree on the
+  // NaN bit pattern); every other value is bit for bit LibTorch's.
+  const auto nan = torch::isnan(values);
+  EXPECT_TRUE(torch::equal(torch::isnan(ours), nan));
+  EXPECT_TRUE(torch::equal(ours.view(torch::kInt16).masked_fill(nan, 0),
+                           theirs.view(torch::kInt16).masked_fill(nan, 0)));
+}
+
 TEST(SafetensorsTest, UnknownNameIsAnErrorNamingFileAndTensor) {
   TempDir dir;
   metaguard::save_safetensors(dir / "x.safetensors", {{"x", torch::zeros({1})}});

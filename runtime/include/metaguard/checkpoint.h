@@ -5,6 +5,7 @@
 #include <metaguard/safetensors.h>
 
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
 #include <string_view>
@@ -44,6 +45,8 @@ public:
 private:
   void open_single(const std::filesystem::path &file, const SafetensorsOptions &options);
   void open_sharded(const std::filesystem::path &index, const SafetensorsOptions &options);
+  void open_shard(const std::filesystem::path &file, const SafetensorsOptions &options,
+                  std::vector<std::future<void>> &populating);
   void add_names_of(std::size_t file_index);
 
   std::filesystem::path folder_;

@@ -67,6 +67,10 @@ public:
   // The header's __metadata__ (empty when absent).
   const std::map<std::string, std::string> &metadata() const;
   std::int64_t file_size() const;
+  // Faults every page of the file into the mapping now (what
+  // SafetensorsOptions::populate does at open); best effort, and safe to run
+  // on another thread while this file's tensors are being read.
+  void populate() const;
   // Byte offset of the data section in the file: 8 + header length.
   std::int64_t data_offset() const;
 
@@ -78,6 +82,9 @@ public:
   // the file holds on the CPU this is tensor(name) (zero-copy); otherwise the
   // bytes are read in chunks straight into a fresh tensor, so memory grows by
   // the output plus a small buffer, never by a mapped copy of the source.
+  // Large CPU outputs are backed by transparent huge pages where the kernel
+  // allows it: faulting fresh memory in 4 KiB pages costs more than the
+  // conversion itself.
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
                        torch::Device device = torch::kCPU) const;
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds and runs the loading benchmark: generates a ~1 GiB sharded checkpoint
+# in a temporary folder, then measures in a fresh process (page cache warm,
+# median of several runs) and prints figures and ratios against the targets
+# of issue 3. Not for CI.
+#
+#   bench/run_loading.sh [build-dir] [runs] [MiB]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build-bench}
+runs=${2:-5}
+mib=${3:-1024}
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=ON >/dev/null
+fi
+ninja -C "$build" -j2 metaguard_bench_loading
+work=$(mktemp -d "${TMPDIR:-/tmp}/metaguard-bench-loading-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+"$build/bench/metaguard_bench_loading" generate "$work/checkpoint" "$mib"
+"$build/bench/metaguard_bench_loading" measure "$work/checkpoint" "$runs"
