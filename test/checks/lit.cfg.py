@@ -13,7 +13,10 @@ config.test_exec_root = os.path.join(config.metaguard_obj_root, "test", "checks"
 config.environment["PATH"] = os.pathsep.join(
     [config.filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 
-torch_includes = [d for d in config.torch_include_dirs.split(";") if d]
+# /usr/include is already a system directory: passing it again with -isystem
+# reorders it before libstdc++'s and breaks #include_next <stdlib.h>.
+torch_includes = [d for d in config.torch_include_dirs.split(";")
+                  if d and os.path.normpath(d) not in ("/usr/include", "/usr/local/include")]
 runtime_include = os.path.join(config.metaguard_src_root, "runtime", "include")
 harness = os.path.join(config.test_source_root, "check_clang_tidy.py")
 
