@@ -329,4 +329,18 @@ OnloadGuard::~OnloadGuard() {
     release(**it);
 }
 
+namespace detail {
+void adopt_offloaded_dtypes(const Module &model) {
+  for_each_module(model, [](const std::string &, const Module &module) {
+    const auto hook = find_hook(module);
+    if (!hook)
+      return;
+    std::lock_guard<std::mutex> lock(hook->mutex);
+    for (auto &record : hook->params)
+      if (auto impl = record.impl.lock(); impl && impl->device_type() == c10::kMeta)
+        record.dtype = c10::typeMetaToScalarType(impl->dtype());
+  });
+}
+} // namespace detail
+
 } // namespace metaguard

@@ -71,5 +71,8 @@ torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record)
 // its member variable and any optimizer keep seeing the same parameter).
 void swap_storage(const torch::Tensor &param, const torch::Tensor &value);
 void swap_to_meta(const torch::Tensor &param, c10::IntArrayRef sizes, torch::Dtype dtype);
+// After Module::to(dtype) converted the (meta) offloaded parameters of
+// `model`, makes their hooks load them with that dtype from now on.
+void adopt_offloaded_dtypes(const torch::nn::Module &model);
 
 } // namespace metaguard::detail

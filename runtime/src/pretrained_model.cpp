@@ -33,8 +33,11 @@ void PreTrainedModel::to(torch::Device device, torch::Dtype dtype, bool non_bloc
 }
 
 void PreTrainedModel::to(torch::Dtype dtype, bool non_blocking) {
-  refuse_if_offloaded(c10::toString(dtype));
+  // A dtype change moves nothing, so accelerate allows it on a dispatched
+  // model and so do we: offloaded parameters stay meta with the new dtype,
+  // and their hooks convert the stored values each time they are loaded.
   Module::to(dtype, non_blocking);
+  detail::adopt_offloaded_dtypes(*this);
 }
 
 void PreTrainedModel::to(torch::Device device, bool non_blocking) {

@@ -14,9 +14,11 @@ public:
   using torch::nn::Module::Module;
   ~PreTrainedModel() override;
 
-  // Throw OffloadError listing the offloaded parameters when any parameter is
-  // offloaded (moving them would leave their hooks behind); otherwise the
-  // same as torch::nn::Module::to.
+  // The overloads with a device throw OffloadError listing the offloaded
+  // parameters when any parameter is offloaded (moving them would leave their
+  // hooks behind); otherwise they are torch::nn::Module::to. The dtype-only
+  // overload always converts: offloaded parameters keep living on disk and
+  // are converted each time their hook loads them.
   void to(torch::Device device, torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Device device, bool non_blocking = false) override;
