@@ -1,6 +1,7 @@
 //===--- DeviceExpr.cpp - metaguard-tidy -----------------------*- C++ -*-===//
 
 #include "DeviceExpr.h"
+#include "ExprPlumbing.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
@@ -118,28 +119,11 @@ DeviceKind classifyDeviceExpr(const Expr *E) { return classify(E, 0); }
 
 namespace {
 
+/// A braced map reaches its constructor through a std::initializer_list.
 const Expr *stripMapExpr(const Expr *E) {
-  while (E) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *Full = dyn_cast<FullExpr>(E))
-      E = Full->getSubExpr();
-    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = M->getSubExpr();
-    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = B->getSubExpr();
-    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(E))
-      E = F->getSubExpr();
-    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
-             C && C->getNumArgs() == 1 &&
-             (C->getConstructor()->isCopyOrMoveConstructor() ||
-              isa<CXXStdInitializerListExpr>(C->getArg(0)->IgnoreImplicit())))
-      E = C->getArg(0);
-    else if (const auto *L = dyn_cast<CXXStdInitializerListExpr>(E))
-      E = L->getSubExpr();
-    else
-      return E;
-  }
-  return E;
+  ExprPlumbing Map;
+  Map.InitializerLists = true;
+  return ignoreExprPlumbing(E, Map);
 }
 
 /// A placement that is a known device (a "disk" string is Unknown).

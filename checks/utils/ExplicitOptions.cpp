@@ -1,6 +1,7 @@
 //===--- ExplicitOptions.cpp - metaguard-tidy ------------------*- C++ -*-===//
 
 #include "ExplicitOptions.h"
+#include "ExprPlumbing.h"
 #include "FunctionBodies.h"
 
 #include "clang/AST/ExprCXX.h"
@@ -14,24 +15,7 @@ namespace clang::tidy::metaguard {
 namespace {
 
 const Expr *stripOptions(const Expr *E) {
-  while (E) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *Full = dyn_cast<FullExpr>(E))
-      E = Full->getSubExpr();
-    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = M->getSubExpr();
-    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = B->getSubExpr();
-    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(E))
-      E = F->getSubExpr();
-    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
-             C && C->getNumArgs() == 1 &&
-             C->getConstructor()->isCopyOrMoveConstructor())
-      E = C->getArg(0);
-    else
-      return E;
-  }
-  return E;
+  return ignoreExprPlumbing(E, ExprPlumbing());
 }
 
 bool isListed(llvm::ArrayRef<llvm::StringRef> Members, const NamedDecl *D) {

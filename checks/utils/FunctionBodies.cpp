@@ -1,6 +1,7 @@
 //===--- FunctionBodies.cpp - metaguard-tidy -------------------*- C++ -*-===//
 
 #include "FunctionBodies.h"
+#include "ExprPlumbing.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -52,24 +53,12 @@ private:
   llvm::function_ref<void(const Stmt *)> Fn;
 };
 
+/// A callable argument: a lambda, a copy of one, or a pointer to a function.
 const Expr *stripCallable(const Expr *E) {
-  while (E) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = M->getSubExpr();
-    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = B->getSubExpr();
-    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
-             C && C->getNumArgs() == 1 &&
-             C->getConstructor()->isCopyOrMoveConstructor())
-      E = C->getArg(0);
-    else if (const auto *U = dyn_cast<UnaryOperator>(E);
-             U && U->getOpcode() == UO_AddrOf)
-      E = U->getSubExpr();
-    else
-      return E;
-  }
-  return E;
+  ExprPlumbing Callable;
+  Callable.Casts = ExprPlumbing::FunctionalCasts::Keep;
+  Callable.AddressOf = true;
+  return ignoreExprPlumbing(E, Callable);
 }
 
 /// The lambda whose call operator FD is (reached through the operator when

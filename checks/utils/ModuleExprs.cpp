@@ -1,6 +1,7 @@
 //===--- ModuleExprs.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "ModuleExprs.h"
+#include "ExprPlumbing.h"
 #include "NameList.h"
 
 #include "clang/AST/DeclTemplate.h"
@@ -138,25 +139,10 @@ bool isPathPrefix(llvm::ArrayRef<const FieldDecl *> Prefix,
 }
 
 const Expr *ignoreObjectPlumbing(const Expr *E) {
-  while (E) {
-    E = E->IgnoreParenImpCasts();
-    if (const auto *Full = dyn_cast<FullExpr>(E))
-      E = Full->getSubExpr();
-    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = M->getSubExpr();
-    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = B->getSubExpr();
-    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(E);
-             F && F->getCastKind() == CK_NoOp)
-      E = F->getSubExpr();
-    else if (const auto *C = dyn_cast<CXXConstructExpr>(E);
-             C && C->getNumArgs() >= 1 &&
-             C->getConstructor()->isCopyOrMoveConstructor())
-      E = C->getArg(0);
-    else
-      return E;
-  }
-  return E;
+  ExprPlumbing SameObject;
+  SameObject.Casts = ExprPlumbing::FunctionalCasts::NoOpOnly;
+  SameObject.Copies = ExprPlumbing::CopyMoves::AnyArguments;
+  return ignoreExprPlumbing(E, SameObject);
 }
 
 std::optional<ModuleRef> moduleRefOf(const Expr *E) { return refOf(E, 0); }

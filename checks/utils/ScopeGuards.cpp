@@ -1,6 +1,7 @@
 //===--- ScopeGuards.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "ScopeGuards.h"
+#include "ExprPlumbing.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -30,20 +31,10 @@ bool recordMatches(const CXXRecordDecl *RD, const NameList &Names,
 
 /// The construction of a guard variable's initialiser, if visible.
 const CXXConstructExpr *guardConstruction(const Expr *Init) {
-  while (Init) {
-    Init = Init->IgnoreParenImpCasts();
-    if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(Init))
-      Init = Cleanups->getSubExpr();
-    else if (const auto *M = dyn_cast<MaterializeTemporaryExpr>(Init))
-      Init = M->getSubExpr();
-    else if (const auto *B = dyn_cast<CXXBindTemporaryExpr>(Init))
-      Init = B->getSubExpr();
-    else if (const auto *F = dyn_cast<CXXFunctionalCastExpr>(Init))
-      Init = F->getSubExpr();
-    else
-      return dyn_cast<CXXConstructExpr>(Init);
-  }
-  return nullptr;
+  ExprPlumbing UpToConstruction;
+  UpToConstruction.Copies = ExprPlumbing::CopyMoves::Keep;
+  return dyn_cast_or_null<CXXConstructExpr>(
+      ignoreExprPlumbing(Init, UpToConstruction));
 }
 
 /// Looks through labels and attributes around a statement in a block.
