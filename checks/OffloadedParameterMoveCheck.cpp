@@ -514,10 +514,7 @@ OffloadedParameterMoveCheck::reachingDispatch(
     return nullptr;
   // A new object in the variable (or in a member on the way to Ref) is not
   // dispatched.
-  for (const std::vector<ModelEvent> *List : {&Ev.Reassigns, &Ev.Undispatches})
-    for (const ModelEvent &R : *List)
-      if (sameRoot(R.Ref, Ref) && isPathPrefix(R.Ref.Path, Ref.Path))
-        Kills.push_back(R.S);
+  addReplacements(Ev, Ref, Kills);
   std::optional<CfgReachability::Reach> Reach =
       Cfg.findReachingGen(Target, Gens, Kills);
   if (!Reach || !Reach->Gen)
@@ -526,6 +523,27 @@ OffloadedParameterMoveCheck::reachingDispatch(
     if (D.S == Reach->Gen)
       return &D;
   return nullptr;
+}
+
+void OffloadedParameterMoveCheck::addReplacements(
+    const Events &Ev, const ModuleRef &Ref,
+    llvm::SmallVectorImpl<const Stmt *> &Kills) {
+  for (const std::vector<ModelEvent> *List : {&Ev.Reassigns, &Ev.Undispatches})
+    for (const ModelEvent &R : *List)
+      if (sameRoot(R.Ref, Ref) && isPathPrefix(R.Ref.Path, Ref.Path))
+        Kills.push_back(R.S);
+}
+
+const OffloadedParameterMoveCheck::Dispatch *
+OffloadedParameterMoveCheck::dispatchToReport(
+    const Stmt *S, const ModuleRef &Ref, bool AncestorsToo, const Events &Ev,
+    const CfgReachability &Cfg, ASTContext &Context) {
+  if (!Cfg.contains(S))
+    return nullptr;
+  const Dispatch *D = reachingDispatch(S, Ref, AncestorsToo, Ev, Cfg);
+  if (!D || !report(S, Context))
+    return nullptr;
+  return D;
 }
 
 void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
@@ -545,11 +563,10 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
 
   // 1. Moving a dispatched model, or a submodule of one.
   for (const ModelEvent &Move : Ev.Moves) {
-    if (!Cfg->contains(Move.S))
-      continue;
     const Dispatch *D =
-        reachingDispatch(Move.S, Move.Ref, /*AncestorsToo=*/true, Ev, *Cfg);
-    if (!D || !report(Move.S, Context))
+        dispatchToReport(Move.S, Move.Ref,
+                         /*AncestorsToo=*/true, Ev, *Cfg, Context);
+    if (!D)
       continue;
     diag(SM.getFileLoc(Move.S->getBeginLoc()),
          "moving %0 with 'to' leaves its offloaded "
@@ -563,11 +580,10 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
 
   // 2. Replacing or moving a parameter of a dispatched model by hand.
   for (const Mutation &M : Ev.Mutations) {
-    if (!Cfg->contains(M.S))
-      continue;
     const Dispatch *D =
-        reachingDispatch(M.S, M.Owner, /*AncestorsToo=*/false, Ev, *Cfg);
-    if (!D || !report(M.S, Context))
+        dispatchToReport(M.S, M.Owner,
+                         /*AncestorsToo=*/false, Ev, *Cfg, Context);
+    if (!D)
       continue;
     diag(SM.getFileLoc(M.S->getBeginLoc()),
          "%select{'%1' on|assigning to|re-registering}0 a parameter of %2 "
@@ -598,12 +614,7 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
         if (sameRoot(D.Ref, Removal.Ref) &&
             isPathPrefix(D.Ref.Path, Removal.Ref.Path))
           Kills.push_back(D.S);
-      for (const std::vector<ModelEvent> *List :
-           {&Ev.Reassigns, &Ev.Undispatches})
-        for (const ModelEvent &R : *List)
-          if (sameRoot(R.Ref, Removal.Ref) &&
-              isPathPrefix(R.Ref.Path, Removal.Ref.Path))
-            Kills.push_back(R.S);
+      addReplacements(Ev, Removal.Ref, Kills);
       const Stmt *Gen[] = {Removal.S};
       if (!Cfg->findReachingGen(Need.S, Gen, Kills))
         continue;

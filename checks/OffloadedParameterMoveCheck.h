@@ -17,6 +17,7 @@
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <map>
 #include <optional>
@@ -120,6 +121,18 @@ private:
   const Dispatch *reachingDispatch(const Stmt *Target, const ModuleRef &Ref,
                                    bool AncestorsToo, const Events &Ev,
                                    const CfgReachability &Cfg) const;
+  /// Adds to Kills the events that put a new object in Ref, or in a member
+  /// on the way to it: reassignments and single-device dispatches.
+  static void addReplacements(const Events &Ev, const ModuleRef &Ref,
+                              llvm::SmallVectorImpl<const Stmt *> &Kills);
+  /// The dispatch an event at S (about Ref) is reported against: S is in
+  /// Cfg, a dispatch reaches it (as in reachingDispatch), and nothing was
+  /// reported at its location yet, which report() then records. nullptr
+  /// otherwise.
+  const Dispatch *dispatchToReport(const Stmt *S, const ModuleRef &Ref,
+                                   bool AncestorsToo, const Events &Ev,
+                                   const CfgReachability &Cfg,
+                                   ASTContext &Context);
 
   bool report(const Stmt *At, ASTContext &Context);
   void noteDispatch(const Dispatch &D, ASTContext &Context);
