@@ -11,7 +11,7 @@ METAGUARD_JOBS="${METAGUARD_JOBS:-$(nproc)}"
 
 METAGUARD_PACKAGES=(
   cmake ninja-build g++ python3 git
-  clang-19 clang-tidy-19 libclang-19-dev llvm-19-dev llvm-19-tools
+  clang-19 clang-tidy-19 clang-format-19 libclang-19-dev llvm-19-dev llvm-19-tools
   libtorch-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libclang-rt-19-dev
 )
