@@ -3,6 +3,7 @@
 #include "ModuleExprs.h"
 #include "ExprPlumbing.h"
 #include "NameList.h"
+#include "RecordBases.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -17,22 +18,6 @@ constexpr unsigned MaxAliasHops = 8;
 
 bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
   return D && D->getIdentifier() && D->getName() == Name;
-}
-
-/// Whether RD is, or derives from, a class for which Pred holds.
-template <class Pred>
-bool recordOrBase(const CXXRecordDecl *RD, Pred P, unsigned Depth = 0) {
-  if (!RD || Depth > 16)
-    return false;
-  if (P(RD))
-    return true;
-  const CXXRecordDecl *Def = RD->getDefinition();
-  if (!Def)
-    return false;
-  for (const CXXBaseSpecifier &Base : Def->bases())
-    if (recordOrBase(Base.getType()->getAsCXXRecordDecl(), P, Depth + 1))
-      return true;
-  return false;
 }
 
 /// A local variable that merely names another object.

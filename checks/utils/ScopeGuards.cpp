@@ -2,6 +2,7 @@
 
 #include "ScopeGuards.h"
 #include "ExprPlumbing.h"
+#include "RecordBases.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -11,22 +12,15 @@ namespace clang::tidy::metaguard {
 
 namespace {
 
-bool recordMatches(const CXXRecordDecl *RD, const NameList &Names,
-                   unsigned Depth = 0) {
-  if (!RD || Depth > 16)
-    return false;
-  if (Names.matches(RD))
-    return true;
-  if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD))
-    if (Names.matches(Spec->getSpecializedTemplate()))
+/// Whether RD, or a base, is listed in Names (a class template
+/// specialisation also by its template's name).
+bool recordMatches(const CXXRecordDecl *RD, const NameList &Names) {
+  return recordOrBase(RD, [&](const CXXRecordDecl *R) {
+    if (Names.matches(R))
       return true;
-  const CXXRecordDecl *Def = RD->getDefinition();
-  if (!Def)
-    return false;
-  for (const CXXBaseSpecifier &Base : Def->bases())
-    if (recordMatches(Base.getType()->getAsCXXRecordDecl(), Names, Depth + 1))
-      return true;
-  return false;
+    const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(R);
+    return Spec && Names.matches(Spec->getSpecializedTemplate());
+  });
 }
 
 /// The construction of a guard variable's initialiser, if visible.
