@@ -42,10 +42,14 @@ metaguard_install_packages() {
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }
 
+# Configures (which also writes compile_commands.json) and builds the given
+# targets, or everything.
 metaguard_build() {
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-  cmake --build "$METAGUARD_BUILD_DIR" -j "$METAGUARD_JOBS"
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  local targets=()
+  [ "$#" -gt 0 ] && targets=(--target "$@")
+  cmake --build "$METAGUARD_BUILD_DIR" -j "$METAGUARD_JOBS" "${targets[@]}"
 }
 
 metaguard_setup() {
