@@ -183,8 +183,9 @@ void clean_device_map(std::vector<std::pair<std::string, std::string>> &map, con
       continue;
     // The child's name: the first `depth` dotted components of k.
     std::size_t dots = 0, end = 0;
-    while (end < k.size() && !(k[end] == '.' && ++dots == depth))
-      ++end;
+    for (; end < k.size(); ++end)
+      if (k[end] == '.' && ++dots == depth)
+        break;
     children.insert(k.substr(0, end));
   }
   for (const auto &child : children)
@@ -255,6 +256,7 @@ std::vector<Budget> balanced_budgets(const Module &model, std::vector<Budget> bu
 DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &budgets,
                              const std::vector<std::string> &no_split) {
   std::vector<std::string> devices;
+  devices.reserve(budgets.size() + 1);
   for (const auto &b : budgets)
     devices.push_back(b.device);
   if (std::find(devices.begin(), devices.end(), "disk") == devices.end())

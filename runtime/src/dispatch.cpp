@@ -128,10 +128,18 @@ void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<co
   }
 }
 
+// resolve_device_map covers every name or throws, so a miss here is a bug in
+// the map's resolution, reported rather than dereferenced.
+Placement covered_placement(const DeviceMap &resolved, const std::string &name) {
+  if (auto placement = resolved.placement_for(name))
+    return *placement;
+  throw OffloadError("'" + name + "' has no placement in the resolved device map; no parameter was changed");
+}
+
 } // namespace
 
 void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
-                          std::shared_ptr<const WeightsMap> weights) {
+                          const std::shared_ptr<const WeightsMap> &weights) {
   require_explicit(resolved);
   if (!weights)
     throw Error("attach_offload_hooks needs a weights map (got a null pointer)");
@@ -150,7 +158,7 @@ void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::f
   std::map<std::string, torch::Tensor> to_disk;
   std::vector<std::pair<torch::Tensor, torch::Tensor>> moves; // parameter, new value
   for (const auto &item : model.named_parameters(true)) {
-    const Placement placement = *resolved.placement_for(item.key());
+    const Placement placement = covered_placement(resolved, item.key());
     const torch::Tensor value = parameter_value(model, item.key());
     if (placement.is_disk())
       to_disk.emplace(item.key(), value);
@@ -158,13 +166,14 @@ void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::f
       moves.emplace_back(item.value(), value.to(placement.device()));
   }
   for (const auto &item : model.named_buffers(true)) {
-    const Placement placement = *resolved.placement_for(item.key());
+    const Placement placement = covered_placement(resolved, item.key());
     const torch::Device device = placement.is_disk() ? exec : placement.device();
     if (item.value().device() != device)
       moves.emplace_back(item.value(), item.value().to(device));
   }
   if (!to_disk.empty() && offload_folder.empty()) {
     std::vector<std::string> names;
+    names.reserve(to_disk.size());
     for (const auto &[name, value] : to_disk)
       names.push_back(name);
     throw OffloadError("the device map places " + std::to_string(names.size()) +

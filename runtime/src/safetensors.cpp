@@ -200,8 +200,10 @@ void validate_layout(SafetensorsData &data) {
                   offsets + " overlap tensor '" + *previous + "', which ends at " +
                       std::to_string(expected));
     bool whole_bytes = true;
-    const int bits = *safetensors_dtype_bits(t.dtype);
-    const auto needed = checked_nbytes(t.shape, bits, &whole_bytes);
+    const std::optional<int> bits = safetensors_dtype_bits(t.dtype);
+    if (!bits)
+      fail_tensor(data.path, t.name, "has the unknown dtype '" + t.dtype + "'");
+    const auto needed = checked_nbytes(t.shape, *bits, &whole_bytes);
     if (!needed)
       fail_tensor(data.path, t.name,
                   "shape " + shape_text(t.shape) + " of " + t.dtype + " overflows 64-bit sizes");
@@ -364,8 +366,7 @@ torch::Tensor empty_cpu(const std::vector<std::int64_t> &shape, torch::Dtype dty
     return torch::empty(shape, options);
   // Trim to a 2 MiB-aligned window so every page can be a huge page.
   auto *base = static_cast<char *>(raw);
-  char *aligned = reinterpret_cast<char *>(
-      (reinterpret_cast<std::uintptr_t>(base) + kHuge - 1) / kHuge * kHuge);
+  char *aligned = base + (kHuge - reinterpret_cast<std::uintptr_t>(base) % kHuge) % kHuge;
   if (aligned > base)
     ::munmap(base, static_cast<std::size_t>(aligned - base));
   if (aligned + size < base + size + kHuge)

@@ -22,7 +22,7 @@ namespace metaguard {
 // OffloadError listing disk parameters that `weights` lacks or whose dtype or
 // shape differ, before any parameter is changed.
 void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
-                          std::shared_ptr<const WeightsMap> weights);
+                          const std::shared_ptr<const WeightsMap> &weights);
 
 // Dispatches an in-memory model: resolves `map`, moves every non-disk
 // parameter and buffer to its device in place, writes the disk ones to
