@@ -36,23 +36,23 @@ struct LoadOptions {
   // several entries, "disk" or a strategy (DeviceMap::automatic(), ...) are
   // resolved and dispatched as dispatch_model does, disk parameters being
   // read from the checkpoint shards on demand.
-  DeviceMap device_map;
+  DeviceMap device_map = {};
   // Converts floating-point weights to this dtype; without it each weight
   // takes the dtype of the model's parameter (the checkpoint's when equal).
-  std::optional<torch::Dtype> dtype;
+  std::optional<torch::Dtype> dtype = {};
   // Not needed for safetensors checkpoints (disk weights are read in place);
   // kept for API parity with transformers.
-  std::filesystem::path offload_folder;
+  std::filesystem::path offload_folder = {};
   // Budgets for the automatic device-map strategies.
-  MaxMemory max_memory;
+  MaxMemory max_memory = {};
   // Module type names that a strategy must not split across devices.
-  std::vector<std::string> no_split_modules;
+  std::vector<std::string> no_split_modules = {};
   // Missing or unexpected keys are an error; false makes them a warning
   // (missing tensors keep the values the model was built with; those built
   // on meta become zeros, named in the warning).
   bool strict = true;
   // Reader limits (header size cap).
-  SafetensorsOptions safetensors;
+  SafetensorsOptions safetensors = {};
 };
 
 namespace detail {

@@ -17,7 +17,7 @@ struct SaveOptions {
   Size max_shard_size = "5GB";
   // Written as config.json (2-space indent, sorted keys) unless null, so that
   // from_pretrained can rebuild the model.
-  Config config;
+  Config config = nullptr;
 };
 
 // Writes every parameter and buffer of `module` to `dir` (created if needed):
