@@ -18,5 +18,10 @@ config.substitutions.append(
 config.substitutions.append(
     ("%metaguard-lsp", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-lsp"))
 config.substitutions.append(("%plugin", config.metaguard_plugin))
+# metaguard-clangd is optional (METAGUARD_BUILD_CLANGD); its tests need it
+# configured, and then fail rather than skip if it was not built.
+if config.metaguard_clangd:
+    config.available_features.add("metaguard-clangd")
+    config.substitutions.append(("%metaguard-clangd", config.metaguard_clangd))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%runtime_include", os.path.join(config.metaguard_src_root, "runtime", "include")))
