@@ -12,6 +12,9 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
 
 namespace clang::clangd {
 // Declared in clang-tools-extra/clangd/tool/ClangdMain.h, which Debian does
@@ -47,6 +50,29 @@ std::optional<bool> wrappedIsFastTidyCheck(llvm::StringRef Check) {
   return realIsFastTidyCheck(Check);
 }
 
+namespace {
+
+bool isDirectory(const char *Path) {
+  struct stat Info;
+  return stat(Path, &Info) == 0 && S_ISDIR(Info.st_mode);
+}
+
+} // namespace
+
 int main(int Argc, char *Argv[]) {
-  return clang::clangd::clangdMain(Argc, Argv);
+  // clangd looks for Clang's builtin headers (stddef.h, ...) beside its own
+  // binary, <bin>/../lib/clang/19, which holds nothing for metaguard-clangd in
+  // a build tree or under another prefix. Unless the user chose, use the ones
+  // of the LLVM it was built with.
+  std::vector<char *> Args(Argv, Argv + Argc);
+  static std::string ResourceDir =
+      std::string("--resource-dir=") + METAGUARD_CLANG_RESOURCE_DIR;
+  bool UserChose = false;
+  for (int I = 1; I < Argc; ++I)
+    UserChose |= llvm::StringRef(Argv[I]).ltrim('-').starts_with("resource-dir");
+  if (!UserChose && isDirectory(METAGUARD_CLANG_RESOURCE_DIR))
+    Args.insert(Args.begin() + 1, ResourceDir.data());
+  Args.push_back(nullptr);
+  return clang::clangd::clangdMain(static_cast<int>(Args.size()) - 1,
+                                   Args.data());
 }
