@@ -67,10 +67,21 @@ int main(int Argc, char *Argv[]) {
   std::vector<char *> Args(Argv, Argv + Argc);
   static std::string ResourceDir =
       std::string("--resource-dir=") + METAGUARD_CLANG_RESOURCE_DIR;
-  bool UserChose = false;
-  for (int I = 1; I < Argc; ++I)
-    UserChose |= llvm::StringRef(Argv[I]).ltrim('-').starts_with("resource-dir");
-  if (!UserChose && isDirectory(METAGUARD_CLANG_RESOURCE_DIR))
+  // Keep the bodies of forwarding functions (std::make_shared, the TORCH_MODULE
+  // holders' constructors, emplace_back) in the preamble. clangd drops header
+  // function bodies there, and without these the checks cannot see that
+  // `Model m(config);` or `std::make_shared<ModelImpl>(config)` runs a
+  // constructor that loads weights (see docs/editor.md).
+  static char ParseForwarding[] = "--parse-forwarding-functions";
+  bool ChoseResourceDir = false, ChoseForwarding = false;
+  for (int I = 1; I < Argc; ++I) {
+    llvm::StringRef Arg = llvm::StringRef(Argv[I]).ltrim('-');
+    ChoseResourceDir |= Arg.starts_with("resource-dir");
+    ChoseForwarding |= Arg.contains("parse-forwarding-functions");
+  }
+  if (!ChoseForwarding)
+    Args.insert(Args.begin() + 1, ParseForwarding);
+  if (!ChoseResourceDir && isDirectory(METAGUARD_CLANG_RESOURCE_DIR))
     Args.insert(Args.begin() + 1, ResourceDir.data());
   Args.push_back(nullptr);
   return clang::clangd::clangdMain(static_cast<int>(Args.size()) - 1,
