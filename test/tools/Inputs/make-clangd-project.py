@@ -5,7 +5,8 @@ src/model.cpp has one metaguard finding (from_pretrained inside
 init_empty_weights, line 9); the project has the configuration a user
 normally has: a compile database, a .clang-tidy enabling metaguard-* and a
 .clangd (--warnings-as-errors: .clang-tidy also makes metaguard's findings
-errors). The headers are the check tests' mocks of metaguard and LibTorch
+errors; --headers: also src/composite.cpp, whose loads go through code in
+src/helpers.h and in the mock headers). The headers are the check tests' mocks of metaguard and LibTorch
 (test/checks/Inputs), so clangd parses the file in about a second.
 """
 import json
@@ -40,11 +41,53 @@ void offload(Encoder model, const metaguard::DeviceMap &map) {
     # clangd's default (Strict).
     ".clangd": "Diagnostics:\n  UnusedIncludes: None\n",
 }
+if "--headers" in sys.argv:
+    # Loads reached through code in a header, which clangd keeps in its
+    # preamble without function bodies (see clangd-preamble.test).
+    files["src/helpers.h"] = """#pragma once
+#include <metaguard/metaguard.h>
+#include <memory>
+
+struct EncoderImpl : torch::nn::Module {
+  explicit EncoderImpl(const metaguard::Config &);
+};
+TORCH_MODULE(Encoder);
+
+inline Encoder loadEncoder(const std::filesystem::path &dir) {
+  return metaguard::from_pretrained<Encoder>(dir);
+}
+"""
+    files["src/composite.cpp"] = """#include "helpers.h"
+
+struct CompositeImpl : torch::nn::Module {
+  explicit CompositeImpl(const metaguard::Config &) {
+    encoder = metaguard::from_pretrained<Encoder>("encoder");
+  }
+  Encoder encoder{nullptr};
+};
+TORCH_MODULE(Composite);
+
+void throughHolder(const metaguard::Config &config) {
+  auto guard = metaguard::init_empty_weights();
+  Composite model(config);
+}
+
+void throughMakeShared(const metaguard::Config &config) {
+  auto guard = metaguard::init_empty_weights();
+  auto model = std::make_shared<CompositeImpl>(config);
+}
+
+void throughInlineHelper(const std::filesystem::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  auto encoder = loadEncoder(dir);
+}
+"""
 for name, text in files.items():
     with open(os.path.join(root, name), "w", encoding="utf-8") as handle:
         handle.write(text)
 source = os.path.join(root, "src", "model.cpp")
-database = [{"directory": os.path.join(root, "build"), "file": source,
-             "arguments": ["c++", "-std=c++17", "-I", mocks, "-c", source]}]
+database = [{"directory": os.path.join(root, "build"), "file": os.path.join(root, name),
+             "arguments": ["c++", "-std=c++17", "-I", mocks, "-c", os.path.join(root, name)]}
+            for name in files if name.endswith(".cpp")]
 with open(os.path.join(root, "build", "compile_commands.json"), "w", encoding="utf-8") as handle:
     json.dump(database, handle)
