@@ -96,6 +96,24 @@ vim.lsp.buf_attach_client(buf, client_id)
 -- 1. The file as saved: one finding, with its note.
 wait_for("open", 1)
 
+-- Its quick fixes: clangd offers the note's fix-it as a code action.
+local finding = metaguard_diagnostics()[1]
+local responses = vim.lsp.buf_request_sync(buf, "textDocument/codeAction", {
+  textDocument = { uri = uri },
+  range = finding.range,
+  context = { diagnostics = { finding } },
+}, timeout_ms) or {}
+for _, response in pairs(responses) do
+  for _, action in ipairs(response.result or {}) do
+    local edits = {}
+    local changes = (action.edit or {}).changes or {}
+    for _, edit in ipairs(changes[uri] or {}) do
+      table.insert(edits, range_text(edit.range) .. " '" .. edit.newText .. "'")
+    end
+    out("ACTION " .. action.title .. " | " .. table.concat(edits, " ; "))
+  end
+end
+
 -- 2. An unsaved edit adds a second bug: moving the dispatched model by hand.
 vim.api.nvim_buf_set_lines(buf, 14, 14, false, { "  model->to(torch::kCUDA);" })
 wait_for("edited", 2)
