@@ -83,12 +83,12 @@ llvm::SmallVector<FixItHint, 3> fromConfigRewrite(const Expr *E,
   // namespace alias keeps working; unqualified calls get the full name.
   std::string Qualifier = "metaguard::";
   if (NestedNameSpecifierLoc QualifierLoc = Ref->getQualifierLoc())
-    Qualifier =
-        Lexer::getSourceText(CharSourceRange::getCharRange(
-                                 QualifierLoc.getBeginLoc(), Name),
-                             SM, LO)
-            .str();
-  SourceLocation AfterDir = Lexer::getLocForEndOfToken(Dir->getEndLoc(), 0, SM, LO);
+    Qualifier = Lexer::getSourceText(CharSourceRange::getCharRange(
+                                         QualifierLoc.getBeginLoc(), Name),
+                                     SM, LO)
+                    .str();
+  SourceLocation AfterDir =
+      Lexer::getLocForEndOfToken(Dir->getEndLoc(), 0, SM, LO);
   if (AfterDir.isInvalid())
     return {};
   return {FixItHint::CreateReplacement(CharSourceRange::getTokenRange(Name),
