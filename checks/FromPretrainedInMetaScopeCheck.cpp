@@ -9,6 +9,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallVector.h"
 
 using namespace clang::ast_matchers;
@@ -47,6 +48,54 @@ std::string displayName(const FunctionDecl *FD) {
     return qualifiedNameOf(Ctor->getParent()) +
            "::" + Ctor->getParent()->getNameAsString();
   return qualifiedNameOf(FD);
+}
+
+/// The rewrite of `metaguard::from_pretrained<M>(dir)` (no LoadOptions) into
+/// `metaguard::from_config<M>(metaguard::load_config(dir))`, which builds the
+/// same empty model a meta scope gives without trying to load weights. Only a
+/// suggestion (a fix-it on a note): the user may instead have meant to move
+/// the load out of the scope. Empty when the call is not of that form or is
+/// spelled in a macro.
+llvm::SmallVector<FixItHint, 3> fromConfigRewrite(const Expr *E,
+                                                  const ASTContext &Context) {
+  const auto *Call = dyn_cast<CallExpr>(E);
+  if (!Call || Call->getNumArgs() == 0)
+    return {};
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  if (!Callee || !Callee->getPrimaryTemplate() ||
+      Callee->getQualifiedNameAsString() != "metaguard::from_pretrained")
+    return {};
+  const auto *Ref = dyn_cast<DeclRefExpr>(Call->getCallee()->IgnoreImplicit());
+  if (!Ref || Ref->getNumTemplateArgs() != 1)
+    return {};
+  for (unsigned I = 1; I < Call->getNumArgs(); ++I)
+    if (!isa<CXXDefaultArgExpr>(Call->getArg(I)))
+      return {}; // LoadOptions given: from_config has no use for them.
+  const Expr *Dir = Call->getArg(0);
+  SourceLocation Name = Ref->getNameInfo().getLoc();
+  if (Call->getBeginLoc().isMacroID() || Call->getEndLoc().isMacroID() ||
+      Name.isMacroID() || Dir->getBeginLoc().isMacroID() ||
+      Dir->getEndLoc().isMacroID())
+    return {};
+  const SourceManager &SM = Context.getSourceManager();
+  const LangOptions &LO = Context.getLangOpts();
+  // load_config is spelled with the same qualifier as the call, so that a
+  // namespace alias keeps working; unqualified calls get the full name.
+  std::string Qualifier = "metaguard::";
+  if (NestedNameSpecifierLoc QualifierLoc = Ref->getQualifierLoc())
+    Qualifier = Lexer::getSourceText(CharSourceRange::getCharRange(
+                                         QualifierLoc.getBeginLoc(), Name),
+                                     SM, LO)
+                    .str();
+  SourceLocation AfterDir =
+      Lexer::getLocForEndOfToken(Dir->getEndLoc(), 0, SM, LO);
+  if (AfterDir.isInvalid())
+    return {};
+  return {FixItHint::CreateReplacement(CharSourceRange::getTokenRange(Name),
+                                       "from_config"),
+          FixItHint::CreateInsertion(Dir->getBeginLoc(),
+                                     Qualifier + "load_config("),
+          FixItHint::CreateInsertion(AfterDir, ")")};
 }
 
 /// Calls through std:: and LibTorch internals are plumbing, not user code.
@@ -541,6 +590,13 @@ void FromPretrainedInMetaScopeCheck::report(
     diag(SM.getFileLoc(Inner->Call->getBeginLoc()),
          "'%0' loads the weights here, in '%1'", DiagnosticIDs::Note)
         << Inner->LoaderName << displayName(Inner->In);
+  else if (llvm::SmallVector<FixItHint, 3> Fixes =
+               fromConfigRewrite(Call, Context);
+           !Fixes.empty())
+    diag(Loc,
+         "if an empty model is what you want here, build it from its config",
+         DiagnosticIDs::Note)
+        << Fixes;
 }
 
 } // namespace clang::tidy::metaguard

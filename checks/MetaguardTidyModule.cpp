@@ -5,27 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FromPretrainedInMetaScopeCheck.h"
 #include "HostVersion.h"
-#include "OffloadedParameterMoveCheck.h"
+#include "MetaguardModule.h"
 
-#include "clang-tidy/ClangTidyModule.h"
 #include "clang-tidy/ClangTidyModuleRegistry.h"
 #include "llvm/Config/llvm-config.h"
 
 #include <cstdio>
 
 namespace clang::tidy::metaguard {
-
-class MetaguardModule : public ClangTidyModule {
-public:
-  void addCheckFactories(ClangTidyCheckFactories &CheckFactories) override {
-    CheckFactories.registerCheck<FromPretrainedInMetaScopeCheck>(
-        "metaguard-from-pretrained-in-meta-scope");
-    CheckFactories.registerCheck<OffloadedParameterMoveCheck>(
-        "metaguard-offloaded-parameter-move");
-  }
-};
 
 namespace {
 
@@ -55,8 +43,7 @@ struct RegisterIfCompatible {
                    "clang-tidy; registering the metaguard-* checks built for "
                    "LLVM %d anyway.\n",
                    LLVM_VERSION_MAJOR);
-    new ModuleRegistration("metaguard-module",
-                           "metaguard: checks that stop model-loading bugs.");
+    new ModuleRegistration(ModuleName, ModuleDescription);
   }
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Holds metaguard's own C++ code to its .clang-tidy baseline (checks/,
+# Holds metaguard's own C++ code to its .clang-tidy baseline (checks/, clangd/,
 # runtime/src/) and to clang-format's LLVM style. Needs a configured build
 # (compile_commands.json) in $METAGUARD_BUILD_DIR (default: build/).
 # Exits non-zero on any finding.
@@ -33,12 +33,12 @@ for entry in entries:
     entry["arguments"] = kept
 json.dump(entries, open(sys.argv[2], "w"), indent=1)
 PY
-echo "== clang-tidy baseline (.clang-tidy) over checks/ and runtime/src/"
+echo "== clang-tidy baseline (.clang-tidy) over checks/, clangd/ and runtime/src/"
 run-clang-tidy-19 -quiet -j "$jobs" -p "$lintdb" -warnings-as-errors='*' \
-  "^$root/(checks|runtime/src)/.*\\.cpp$" > "$build/lint-tidy.log" 2>&1 || status=1
+  "^$root/(checks|clangd|runtime/src)/.*\\.cpp$" > "$build/lint-tidy.log" 2>&1 || status=1
 grep -E "(warning|error): " "$build/lint-tidy.log" | sort -u || true
-echo "== clang-format (checks/)"
-if ! clang-format-19 --dry-run --Werror checks/*.cpp checks/*.h checks/utils/*.cpp checks/utils/*.h; then
+echo "== clang-format (checks/, clangd/)"
+if ! clang-format-19 --dry-run --Werror checks/*.cpp checks/*.h checks/utils/*.cpp checks/utils/*.h clangd/*.cpp; then
   status=1
 fi
 [ "$status" -eq 0 ] && echo "lint: clean"

@@ -14,6 +14,10 @@ METAGUARD_PACKAGES=(
   clang-19 clang-tidy-19 clang-format-19 libclang-19-dev llvm-19-dev llvm-19-tools
   libtorch-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libclang-rt-19-dev
+  # metaguard-clangd: the runtime libraries of clangd's remote index, which
+  # Debian's static clangd libraries need (clangd/CMakeLists.txt), and the
+  # editor its end-to-end test drives.
+  libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 neovim
 )
 
 metaguard_missing_packages() {

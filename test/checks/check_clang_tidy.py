@@ -5,6 +5,7 @@ diagnostics with FileCheck.
 Usage (from a lit RUN line, through the %check_clang_tidy substitution):
 
   %check_clang_tidy [-std=c++20] [-check-suffixes=A,B] [-no-mocks]
+                    [-fix | -fix-notes]
                     %s <check-name> [-- <clang-tidy args> [-- <compiler args>]]
 
 - Warnings and errors are matched against `// CHECK-MESSAGES[-SUFFIX]:` lines,
@@ -18,11 +19,18 @@ Usage (from a lit RUN line, through the %check_clang_tidy substitution):
   `--checks=-*,<check-name>`.
 - The compiler gets `-std=c++17` unless the RUN line chooses a standard, and
   `-I <mock headers>` (test/checks/Inputs) unless `-no-mocks` is given.
+- Fix-its: with `-fix` (clang-tidy --fix: the warnings' own fix-its) or
+  `-fix-notes` (--fix-notes: also the fix-its attached to notes), clang-tidy
+  runs on a copy of the file whose `// CHECK-...` comments are blanked (so
+  they cannot match themselves), and the fixed copy is checked against
+  `// CHECK-FIXES[-SUFFIX]:` lines. Without either flag, a file with
+  CHECK-FIXES lines fails, so that no fix expectation goes unchecked.
 """
 
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,6 +76,24 @@ def run_filecheck(filecheck, source, text, prefix, implicit_not):
         os.unlink(path)
 
 
+def run_fixes_check(filecheck, source, fixed, prefix):
+    """Checks the fixed file against the CHECK-FIXES lines of source."""
+    with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
+        f.write(fixed)
+        path = f.name
+    try:
+        cmd = [filecheck, "-input-file=" + path, source, "-check-prefix=" + prefix,
+               "-dump-input=fail"]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.stderr.write("FileCheck failed for prefix %s:\n%s%s\n" %
+                             (prefix, result.stdout, result.stderr))
+            return False
+        return True
+    finally:
+        os.unlink(path)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--clang-tidy", required=True)
@@ -77,6 +103,9 @@ def main():
     parser.add_argument("-std", default=None)
     parser.add_argument("-check-suffixes", "-check-suffix", default="")
     parser.add_argument("-no-mocks", action="store_true")
+    fix_group = parser.add_mutually_exclusive_group()
+    fix_group.add_argument("-fix", action="store_true")
+    fix_group.add_argument("-fix-notes", action="store_true")
     parser.add_argument("source")
     parser.add_argument("check")
     argv = sys.argv[1:]
@@ -85,9 +114,21 @@ def main():
     args = parser.parse_args(own)
     _, tidy_args, compiler_args = split_dashes(extra)
 
-    source = os.path.abspath(args.source)
-    with open(source) as f:
+    original = os.path.abspath(args.source)
+    with open(original) as f:
         content = f.read()
+    source = original
+    workdir = None
+    fixing = args.fix or args.fix_notes
+    if fixing:
+        # Same folder name and line numbers as the original; the CHECK
+        # comments become empty lines' worth of nothing.
+        workdir = tempfile.mkdtemp(prefix="check_clang_tidy.")
+        source = os.path.join(workdir, os.path.basename(original))
+        with open(source, "w") as f:
+            f.write(re.sub(r"//\s*CHECK-[A-Z0-9-]*:.*", "//", content))
+    elif re.search(r"\bCHECK-FIXES[A-Z0-9-]*:", content):
+        fail("CHECK-FIXES lines need -fix or -fix-notes on the RUN line")
 
     suffixes = [s.strip() for s in args.check_suffixes.split(",")]
     if not suffixes:
@@ -100,8 +141,9 @@ def main():
     if not args.no_mocks:
         compiler_args = ["-I", args.mock_include] + compiler_args
 
+    fix_args = ["--fix-notes"] if args.fix_notes else (["--fix"] if args.fix else [])
     cmd = ([args.clang_tidy, "--load=" + args.plugin,
-            "--checks=-*," + args.check] + tidy_args + [source, "--"] +
+            "--checks=-*," + args.check] + fix_args + tidy_args + [source, "--"] +
            compiler_args)
     result = subprocess.run(cmd, capture_output=True, text=True)
     output = result.stdout + result.stderr
@@ -133,15 +175,23 @@ def main():
         has_note = re.search(r"\b" + re.escape(note_prefix) + r"(-NOT|-NEXT|-SAME|-DAG)?:", content)
         if has_msg:
             any_prefix = True
-            ok &= run_filecheck(filecheck, source, "\n".join(messages) + "\n",
+            ok &= run_filecheck(filecheck, original, "\n".join(messages) + "\n",
                                 msg_prefix, "warning|error")
         if has_note:
             any_prefix = True
-            ok &= run_filecheck(filecheck, source, "\n".join(notes) + "\n",
+            ok &= run_filecheck(filecheck, original, "\n".join(notes) + "\n",
                                 note_prefix, "warning|error|note")
+        if fixing:
+            fix_prefix = "CHECK-FIXES" + tail
+            if re.search(r"\b" + re.escape(fix_prefix) + r"(-NOT|-NEXT|-SAME|-DAG)?:", content):
+                with open(source) as f:
+                    fixed = f.read()
+                ok &= run_fixes_check(filecheck, original, fixed, fix_prefix)
     if not any_prefix and messages:
         sys.stderr.write("expected no warnings, got:\n%s\n" % "\n".join(messages))
         ok = False
+    if workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
     if not ok:
         sys.stderr.write("command: %s\n" % " ".join(cmd))
         sys.exit(1)

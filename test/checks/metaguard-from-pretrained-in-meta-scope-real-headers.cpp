@@ -106,6 +106,7 @@ void runtimeLoader(const fs::path &dir, const metaguard::Config &config) {
   auto loaded = metaguard::from_pretrained<Encoder>(dir);
   // CHECK-NOTES: :[[@LINE-1]]:17: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
   // CHECK-NOTES: :[[@LINE-4]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-3]]:17: note: if an empty model is what you want here, build it from its config
   metaguard::LoadOptions options;
   options.device_map = metaguard::DeviceMap::on(torch::kCPU);
   auto placed = metaguard::from_pretrained<Encoder>(dir, options);

@@ -19,6 +19,7 @@ void guardFromInitEmptyWeights(const fs::path &p) {
   auto e = metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:12: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active, so the loaded tensors would be left on the meta device without data; build the empty model with from_config/Model(config) there instead, move the load out of the scope, or pass an explicit device map [metaguard-from-pretrained-in-meta-scope]
   // CHECK-NOTES: :[[@LINE-3]]:8: note: meta-device scope 'guard' is active from here to the end of its block
+  // CHECK-NOTES: :[[@LINE-3]]:12: note: if an empty model is what you want here, build it from its config
 }
 
 void namedMetaDeviceScope(const fs::path &p) {
@@ -26,6 +27,7 @@ void namedMetaDeviceScope(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
   // CHECK-NOTES: :[[@LINE-3]]:30: note: meta-device scope 'scope' is active
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void metaDeviceScopeWithArgument(const fs::path &p) {
@@ -33,6 +35,7 @@ void metaDeviceScopeWithArgument(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:30: note: meta-device scope 'scope'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void deviceScopeOnKMeta(const fs::path &p) {
@@ -40,6 +43,7 @@ void deviceScopeOnKMeta(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:26: note: meta-device scope 'scope'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void deviceScopeOnDeviceString(const fs::path &p) {
@@ -47,6 +51,7 @@ void deviceScopeOnDeviceString(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:26: note: meta-device scope 'scope'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void deviceScopeOnDeviceOfType(const fs::path &p) {
@@ -54,6 +59,7 @@ void deviceScopeOnDeviceOfType(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:26: note: meta-device scope 'scope'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void deviceScopeOnEnumerator(const fs::path &p) {
@@ -61,6 +67,7 @@ void deviceScopeOnEnumerator(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:26: note: meta-device scope 'scope'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void deviceScopeOnStdString(const fs::path &p) {
@@ -68,6 +75,7 @@ void deviceScopeOnStdString(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:26: note: meta-device scope 'scope'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void deviceScopeOnCpuIsFine(const fs::path &p) {
@@ -91,12 +99,14 @@ void constDeviceVariables(const fs::path &p) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:28: note: meta-device scope 'scope'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   }
   {
     metaguard::DeviceScope scope(kEmptyDevice);
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:28: note: meta-device scope 'scope'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   }
   {
     const auto local = torch::Device("meta");
@@ -104,6 +114,7 @@ void constDeviceVariables(const fs::path &p) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:28: note: meta-device scope 'scope'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   }
   {
     metaguard::DeviceScope scope(kCpuDevice);
@@ -122,6 +133,7 @@ void lifetimeExtendedGuard(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:15: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void temporaryGuardIsGone(const fs::path &p) {
@@ -146,6 +158,7 @@ void nestedBlocks(const fs::path &p) {
       metaguard::from_pretrained<Encoder>(p);
       // CHECK-NOTES: :[[@LINE-1]]:7: warning: 'metaguard::from_pretrained' loads pretrained weights
       // CHECK-NOTES: :[[@LINE-5]]:8: note: meta-device scope 'guard'
+      // CHECK-NOTES: :[[@LINE-3]]:7: note: if an empty model is what you want here, build it from its config
     }
   }
 }
@@ -162,6 +175,7 @@ void innermostScopeWins(const fs::path &p) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:32: note: meta-device scope 'inner'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   }
 }
 
@@ -176,6 +190,7 @@ void guardInBranch(const fs::path &p) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:10: note: meta-device scope 'guard'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   } else {
     metaguard::from_pretrained<Encoder>(p);
   }
@@ -187,6 +202,7 @@ void guardInIfInitStatement(const fs::path &p) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:12: note: meta-device scope 'guard'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   }
   metaguard::from_pretrained<Encoder>(p);
 }
@@ -198,6 +214,7 @@ void guardInLoopBody(const fs::path &p) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
     // CHECK-NOTES: :[[@LINE-3]]:10: note: meta-device scope 'guard'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
   }
 }
 
@@ -221,6 +238,7 @@ void defaultDeviceMeta(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta, so the loaded tensors would be left on the meta device without data; build the empty model with from_config/Model(config) there instead, reset the default device before the load, or pass an explicit device map [metaguard-from-pretrained-in-meta-scope]
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void defaultDeviceMetaThenReset(const fs::path &p) {
@@ -235,21 +253,25 @@ void defaultDeviceEveryOverload(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
   metaguard::set_default_device("cuda:0");
   metaguard::set_default_device(std::string("meta"));
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
   metaguard::set_default_device("cpu"sv);
   metaguard::set_default_device("meta"sv);
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
   metaguard::set_default_device(c10::DeviceType::CPU);
   metaguard::set_default_device(c10::kMeta);
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void defaultDeviceMetaOnOneBranch(const fs::path &p) {
@@ -258,6 +280,7 @@ void defaultDeviceMetaOnOneBranch(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:5: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void defaultDeviceResetOnOneBranch(const fs::path &p) {
@@ -267,6 +290,7 @@ void defaultDeviceResetOnOneBranch(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-5]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
 
 void defaultDeviceResetOnEveryBranch(const fs::path &p) {
@@ -290,7 +314,8 @@ void defaultDeviceLoopBackEdge(const fs::path &p) {
   for (int i = 0; i < 2; ++i) {
     metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
-    // CHECK-NOTES: :[[@LINE+1]]:5: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE+2]]:5: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
     metaguard::set_default_device("meta");
   }
 }
@@ -332,6 +357,7 @@ void withMetaDeviceLambda(const fs::path &p, const Config &c) {
     return metaguard::from_pretrained<Encoder>(p);
     // CHECK-NOTES: :[[@LINE-1]]:12: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
     // CHECK-NOTES: :[[@LINE-3]]:12: note: 'metaguard::with_meta_device' runs this lambda on the meta device
+    // CHECK-NOTES: :[[@LINE-3]]:12: note: if an empty model is what you want here, build it from its config
   });
   auto f = metaguard::with_meta_device(
       [&] { return metaguard::from_config<Encoder>(c); });
@@ -515,6 +541,7 @@ Encoder loadsUnderItsOwnMetaScope(const fs::path &p) {
   return metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:10: warning: 'metaguard::from_pretrained' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-3]]:10: note: if an empty model is what you want here, build it from its config
 }
 
 int noLoad(int x) { return x + 1; }
@@ -538,7 +565,7 @@ void defaultDeviceThroughCalls(const fs::path &p) {
   loadEncoder(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'loadEncoder' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
   // CHECK-NOTES: :[[@LINE-4]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :[[@LINE-193]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  // CHECK-NOTES: :[[@LINE-194]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
 }
 
 // ---- Templates and macros ---------------------------------------------------

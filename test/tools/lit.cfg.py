@@ -1,4 +1,4 @@
-# lit configuration for the command-line driver and the language server.
+# lit configuration for the command-line driver and metaguard-clangd.
 import os
 
 import lit.formats
@@ -15,8 +15,11 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(
     ("%metaguard-tidy", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-tidy"))
-config.substitutions.append(
-    ("%metaguard-lsp", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-lsp"))
 config.substitutions.append(("%plugin", config.metaguard_plugin))
+# metaguard-clangd is optional (METAGUARD_BUILD_CLANGD); its tests need it
+# configured, and then fail rather than skip if it was not built.
+if config.metaguard_clangd:
+    config.available_features.add("metaguard-clangd")
+    config.substitutions.append(("%metaguard-clangd", config.metaguard_clangd))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%runtime_include", os.path.join(config.metaguard_src_root, "runtime", "include")))
