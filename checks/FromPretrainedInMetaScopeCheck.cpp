@@ -4,10 +4,11 @@
 #include "utils/DeviceExpr.h"
 #include "utils/ExplicitOptions.h"
 #include "utils/FunctionBodies.h"
+#include "utils/RecordBases.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallVector.h"
@@ -21,11 +22,12 @@ namespace {
 constexpr llvm::StringLiteral DefaultMetaScopeFunctions =
     "::metaguard::with_meta_device";
 constexpr llvm::StringLiteral DefaultDefaultDeviceSetters =
-    "::metaguard::set_default_device";
+    "::metaguard::set_default_device;::metaguard::reset_default_device";
 constexpr unsigned DefaultCallDepth = 3;
 /// Calls through the standard library and LibTorch (make_shared, module
-/// holders, ...) do not count towards CallDepth, up to this many in a row.
-constexpr unsigned MaxFreeHops = 12;
+/// holders, ...) do not count towards CallDepth, up to this many in a row
+/// (libstdc++'s make_shared alone is about ten calls deep).
+constexpr unsigned MaxFreeHops = 32;
 /// How deep to look inside a loader's own implementation for the place where
 /// it builds the model on meta.
 constexpr unsigned LoaderBodyDepth = 4;
@@ -36,6 +38,11 @@ AST_MATCHER(FunctionDecl, hasLoadsWeightsAnnotationMatcher) {
 
 AST_MATCHER_P(NamedDecl, nameInList, const NameList *, List) {
   return List->matches(&Node);
+}
+
+AST_MATCHER_P(VarDecl, isMetaGuard, const ScopeGuardClassifier *, Guards) {
+  std::optional<DeviceKind> Kind = Guards->classify(&Node);
+  return Kind && *Kind == DeviceKind::Meta;
 }
 
 /// How a function is called in messages.
@@ -114,6 +121,26 @@ bool isLibraryFunction(const FunctionDecl *FD, const SourceManager &SM) {
          Name == "metaguard";
 }
 
+/// A constructor of a module holder (TORCH_MODULE(Name) declares one in user
+/// code, inheriting ModuleHolder's): it only forwards to the Impl's.
+bool isHolderConstructor(const FunctionDecl *FD) {
+  const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD);
+  if (!Ctor)
+    return false;
+  return recordOrBase(Ctor->getParent(), [](const CXXRecordDecl *R) {
+    const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(R);
+    return Spec && Spec->getSpecializedTemplate()->getIdentifier() &&
+           Spec->getSpecializedTemplate()->getName() == "ModuleHolder";
+  });
+}
+
+/// Calls that are plumbing between user functions and do not count towards
+/// CallDepth.
+bool isFreeHop(const FunctionDecl *FD, const SourceManager &SM) {
+  return isLibraryFunction(FD, SM) || isHolderConstructor(FD) ||
+         FD->isImplicit();
+}
+
 } // namespace
 
 FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
@@ -149,18 +176,26 @@ void FromPretrainedInMetaScopeCheck::storeOptions(
 void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
   // Every function with a source of meta state is analysed once: a local
   // guard variable, a default-device setter call, or a scope-function call.
-  Finder->addMatcher(
-      varDecl(hasLocalStorage(), unless(parmVarDecl())).bind("guard"), this);
-  Finder->addMatcher(
-      callExpr(callee(functionDecl(nameInList(&Setters)))).bind("setter"),
-      this);
-  Finder->addMatcher(callExpr(callee(functionDecl(nameInList(&ScopeFunctions))))
+  // Only code outside system headers: LibTorch's and the standard library's
+  // own code is never where the mistake is written.
+  Finder->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()),
+                             unless(isExpansionInSystemHeader()),
+                             isMetaGuard(&Guards))
+                         .bind("guard"),
+                     this);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(nameInList(&Setters))))
+                         .bind("setter"),
+                     this);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(nameInList(&ScopeFunctions))))
                          .bind("scope-call"),
                      this);
   // Loaders whose implementation is visible: do they build the model on
   // meta in a way that makes the model's own nested loads run there?
   Finder->addMatcher(
-      callExpr(callee(functionDecl(anyOf(nameInList(&Loaders.names()),
+      callExpr(unless(isExpansionInSystemHeader()),
+               callee(functionDecl(anyOf(nameInList(&Loaders.names()),
                                          hasLoadsWeightsAnnotationMatcher()))))
           .bind("loader-call"),
       this);
@@ -170,11 +205,7 @@ void FromPretrainedInMetaScopeCheck::check(
     const MatchFinder::MatchResult &Result) {
   ASTContext &Context = *Result.Context;
   if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>("guard")) {
-    std::optional<DeviceKind> Kind = Guards.classify(Var);
-    if (!Kind || *Kind != DeviceKind::Meta)
-      return;
-    EnclosingFunction Fn =
-        enclosingFunction(DynTypedNode::create(*Var), Context);
+    EnclosingFunction Fn = Functions.enclosing(Var, Context);
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
     return;
   }
@@ -182,8 +213,7 @@ void FromPretrainedInMetaScopeCheck::check(
     if (Call->getNumArgs() == 0 ||
         classifyDeviceExpr(Call->getArg(0)) != DeviceKind::Meta)
       return;
-    EnclosingFunction Fn =
-        enclosingFunction(DynTypedNode::create(*Call), Context);
+    EnclosingFunction Fn = Functions.enclosing(Call, Context);
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
     return;
   }
@@ -199,14 +229,15 @@ void FromPretrainedInMetaScopeCheck::check(
         if (Lambda->IgnoreImplicit() ==
             Arg->IgnoreImplicit()->IgnoreParenImpCasts())
           analyzeFunction(Lambda->getCallOperator(), Lambda, Context);
-    EnclosingFunction Fn =
-        enclosingFunction(DynTypedNode::create(*Call), Context);
+    EnclosingFunction Fn = Functions.enclosing(Call, Context);
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
   }
 }
 
 void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   Cfgs.clear();
+  LiveGuards.clear();
+  Functions.clear();
   Analyzed.clear();
   Reported.clear();
   ExposureMemo.clear();
@@ -235,32 +266,67 @@ bool FromPretrainedInMetaScopeCheck::isMachinery(const FunctionDecl *FD) const {
   return false;
 }
 
+/// The functions FD is written in, innermost first: FD itself, and for a
+/// lambda's call operator or a local class's method, the functions around
+/// them. Lambda call operators are skipped (Fn is not called for them).
+template <class Fn>
+static bool anyEnclosingFunction(const FunctionDecl *FD, Fn Pred) {
+  for (const DeclContext *DC = FD; DC; DC = DC->getParent()) {
+    const auto *F = dyn_cast<FunctionDecl>(DC);
+    if (!F)
+      continue;
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(F);
+        Method && Method->getParent()->isLambda())
+      continue;
+    if (Pred(F))
+      return true;
+  }
+  return false;
+}
+
+bool FromPretrainedInMetaScopeCheck::isInsideMachinery(
+    const FunctionDecl *FD) const {
+  return anyEnclosingFunction(
+      FD, [this](const FunctionDecl *F) { return isMachinery(F); });
+}
+
+bool FromPretrainedInMetaScopeCheck::isInsideLoader(
+    const FunctionDecl *FD) const {
+  return anyEnclosingFunction(
+      FD, [this](const FunctionDecl *F) { return Loaders.isLoader(F); });
+}
+
+unsigned FromPretrainedInMetaScopeCheck::entryDepth(const FunctionDecl *FD,
+                                                    ASTContext &Context) const {
+  // A plumbing callee (a holder's constructor, std::make_shared) is not one
+  // of the CallDepth user calls: the first user function below it is.
+  return isFreeHop(FD, Context.getSourceManager()) ? CallDepth + 1 : CallDepth;
+}
+
 bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
   return FD && !isMachinery(FD) && definitionWithBody(FD);
 }
 
 std::optional<FromPretrainedInMetaScopeCheck::MetaContext>
 FromPretrainedInMetaScopeCheck::lambdaContext(const LambdaExpr *Lambda,
-                                              ASTContext &Context) const {
+                                              ASTContext &Context) {
   // Climb from the lambda through conversions to the call it is an
   // argument of.
-  DynTypedNode Node = DynTypedNode::create(*Lambda);
+  Functions.enclosing(Lambda, Context); // Indexes the code around it.
+  const Stmt *Node = Lambda;
   for (unsigned Steps = 0; Steps < 8; ++Steps) {
-    DynTypedNodeList Parents = Context.getParents(Node);
-    if (Parents.empty())
+    Node = Functions.parents().parent(Node);
+    if (!Node)
       return std::nullopt;
-    Node = Parents[0];
-    if (const auto *Call = Node.get<CallExpr>()) {
+    if (const auto *Call = dyn_cast<CallExpr>(Node)) {
       if (isScopeFunction(Call->getDirectCallee()) ||
           (!Call->getDirectCallee() &&
            ScopeFunctions.matchesUnresolved(unresolvedCalleeName(Call))))
         return MetaContext{MetaSource::ScopeFunction, nullptr, Call};
       return std::nullopt;
     }
-    if (!Node.get<ImplicitCastExpr>() &&
-        !Node.get<MaterializeTemporaryExpr>() &&
-        !Node.get<CXXBindTemporaryExpr>() && !Node.get<CXXConstructExpr>() &&
-        !Node.get<ParenExpr>())
+    if (!isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
+             CXXConstructExpr, ParenExpr>(Node))
       return std::nullopt;
   }
   return std::nullopt;
@@ -272,14 +338,10 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
   if (!F || !F->getBody() || !Analyzed.insert(F).second)
     return;
   // The code of loaders, setters and scopes is the meta machinery itself,
-  // including the lambdas written inside it.
-  for (EnclosingFunction Outer{F, Lambda}; Outer.Function;) {
-    if (isMachinery(Outer.Function) && !(Outer.Lambda))
-      return;
-    if (!Outer.Lambda)
-      break;
-    Outer = enclosingFunction(DynTypedNode::create(*Outer.Lambda), Context);
-  }
+  // including the lambdas written inside it (whose closure classes live in
+  // it): no parent map needed to see that.
+  if (isInsideMachinery(F))
+    return;
   if (!Lambda && isMachinery(F))
     return;
 
@@ -292,9 +354,11 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
   llvm::SmallVector<const Stmt *, 4> MetaSetters, OtherSetters;
   for (const Expr *Call : Calls) {
     const auto *CE = dyn_cast<CallExpr>(Call);
-    if (!CE || !isSetter(CE->getDirectCallee()) || CE->getNumArgs() == 0)
+    if (!CE || !isSetter(CE->getDirectCallee()))
       continue;
-    if (classifyDeviceExpr(CE->getArg(0)) == DeviceKind::Meta)
+    // A setter without arguments (reset_default_device) ends the state.
+    if (CE->getNumArgs() > 0 &&
+        classifyDeviceExpr(CE->getArg(0)) == DeviceKind::Meta)
       MetaSetters.push_back(CE);
     else
       OtherSetters.push_back(CE); // A reset, or unknown: the state ends.
@@ -319,8 +383,9 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
             continue; // Analysed as a function of its own.
           if (!canEnter(Target))
             continue;
-          if (std::optional<InnerLoad> Inner = findExposedLoad(
-                  Target, CallDepth, Exposure::Scope, 0, Context)) {
+          if (std::optional<InnerLoad> Inner =
+                  findExposedLoad(Target, entryDepth(Target, Context),
+                                  Exposure::Scope, 0, Context)) {
             MetaContext Ctx{MetaSource::ScopeFunction, nullptr, CE};
             report(CE, displayName(Target), &Ctx, Inner, Context);
           }
@@ -331,8 +396,7 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
 
     // Where is the meta device coming from, if anywhere?
     std::optional<MetaContext> Ctx;
-    if (std::optional<LiveGuard> Guard =
-            innermostLiveGuard(Call, Body, Guards, Context)) {
+    if (std::optional<LiveGuard> Guard = LiveGuards.innermost(Call, Body)) {
       if (Guard->Kind != DeviceKind::Meta)
         continue; // The innermost scope wins, and it is not meta.
       Ctx = MetaContext{MetaSource::ScopeGuard, Guard->Var, nullptr};
@@ -359,8 +423,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
     Exposure Kind = Ctx->Source == MetaSource::DefaultDevice
                         ? Exposure::DefaultDevice
                         : Exposure::Scope;
-    if (std::optional<InnerLoad> Inner =
-            findExposedLoad(Callee, CallDepth, Kind, 0, Context))
+    if (std::optional<InnerLoad> Inner = findExposedLoad(
+            Callee, entryDepth(Callee, Context), Kind, 0, Context))
       report(Call, displayName(Callee), &*Ctx, Inner, Context);
   }
 }
@@ -398,7 +462,7 @@ FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
     if (!IsLoader && !canEnter(Callee))
       continue;
     // A scope of the function's own decides the device there.
-    if (innermostLiveGuard(Call, Body, Guards, Context))
+    if (LiveGuards.innermost(Call, Body))
       continue;
     // The function sets the default device itself before the call.
     if (Kind == Exposure::DefaultDevice && !SetterCalls.empty()) {
@@ -412,7 +476,7 @@ FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
       break;
     }
     std::optional<InnerLoad> Deeper;
-    if (isLibraryFunction(Callee, SM)) {
+    if (isFreeHop(Callee, SM)) {
       if (FreeHops < MaxFreeHops)
         Deeper = findExposedLoad(Callee, Depth, Kind, FreeHops + 1, Context);
     } else if (Depth > 1) {
@@ -447,8 +511,7 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
   const SourceManager &SM = Context.getSourceManager();
   for (const Expr *Call : collectCalls(Def)) {
     const FunctionDecl *Callee = calledFunction(Call);
-    if (std::optional<LiveGuard> Guard =
-            innermostLiveGuard(Call, Body, Guards, Context)) {
+    if (std::optional<LiveGuard> Guard = LiveGuards.innermost(Call, Body)) {
       if (Guard->Kind != DeviceKind::Meta)
         continue;
       if (std::optional<std::string> Name = Loaders.loaderCallName(Call)) {
@@ -459,7 +522,8 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
         break;
       }
       if (canEnter(Callee))
-        Found = findExposedLoad(Callee, CallDepth, Exposure::Scope, 0, Context);
+        Found = findExposedLoad(Callee, entryDepth(Callee, Context),
+                                Exposure::Scope, 0, Context);
       if (Found)
         break;
       continue;
@@ -468,8 +532,8 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
       for (const Expr *Arg : cast<CallExpr>(Call)->arguments()) {
         const FunctionDecl *Target = functionOfCallable(Arg);
         if (canEnter(Target))
-          Found =
-              findExposedLoad(Target, CallDepth, Exposure::Scope, 0, Context);
+          Found = findExposedLoad(Target, entryDepth(Target, Context),
+                                  Exposure::Scope, 0, Context);
         if (Found)
           break;
       }
@@ -479,7 +543,7 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
     }
     if (!canEnter(Callee))
       continue;
-    if (isLibraryFunction(Callee, SM)) {
+    if (isFreeHop(Callee, SM)) {
       if (FreeHops < MaxFreeHops)
         Found = findMetaLoadWithin(Callee, Depth, FreeHops + 1, Context);
     } else {
@@ -499,15 +563,9 @@ void FromPretrainedInMetaScopeCheck::checkLoaderBuildsOnMeta(
   if (!Loader || !definitionWithBody(Loader))
     return;
   // A loader's own implementation is analysed from its callers only.
-  for (EnclosingFunction Outer =
-           enclosingFunction(DynTypedNode::create(*Call), Context);
-       Outer.Function;) {
-    if (Loaders.isLoader(Outer.Function))
-      return;
-    if (!Outer.Lambda)
-      break;
-    Outer = enclosingFunction(DynTypedNode::create(*Outer.Lambda), Context);
-  }
+  EnclosingFunction Outer = Functions.enclosing(Call, Context);
+  if (Outer.Function && isInsideLoader(Outer.Function))
+    return;
   std::optional<InnerLoad> Inner =
       findMetaLoadWithin(Loader, LoaderBodyDepth, 0, Context);
   if (!Inner)

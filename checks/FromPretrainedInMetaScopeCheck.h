@@ -14,6 +14,7 @@
 #include "utils/LoaderCalls.h"
 #include "utils/NameList.h"
 #include "utils/ScopeGuards.h"
+#include "utils/StmtParents.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseMap.h"
@@ -77,13 +78,19 @@ private:
   /// Functions that implement meta handling themselves (setters, scope
   /// functions, guard classes, loaders): never analysed or entered.
   bool isMachinery(const FunctionDecl *FD) const;
+  /// Whether FD, or a function it is written in (FD being a lambda's call
+  /// operator or a local class's method), is machinery / a loader.
+  bool isInsideMachinery(const FunctionDecl *FD) const;
+  bool isInsideLoader(const FunctionDecl *FD) const;
+  /// The depth a search entering FD from a call site starts with.
+  unsigned entryDepth(const FunctionDecl *FD, ASTContext &Context) const;
   /// Whether a call to FD may be followed into FD's body.
   bool canEnter(const FunctionDecl *FD) const;
 
   void analyzeFunction(const FunctionDecl *F, const LambdaExpr *Lambda,
                        ASTContext &Context);
   std::optional<MetaContext> lambdaContext(const LambdaExpr *Lambda,
-                                           ASTContext &Context) const;
+                                           ASTContext &Context);
   std::optional<InnerLoad> findExposedLoad(const FunctionDecl *F,
                                            unsigned Depth, Exposure Kind,
                                            unsigned FreeHops,
@@ -113,6 +120,8 @@ private:
 
   // Per translation unit.
   CfgCache Cfgs;
+  FunctionIndex Functions;
+  LiveGuardFinder LiveGuards{Guards, Functions.parents()};
   llvm::DenseSet<const FunctionDecl *> Analyzed;
   llvm::DenseSet<SourceLocation> Reported;
   using ExposureKey = std::tuple<const FunctionDecl *, unsigned, unsigned>;

@@ -6,9 +6,10 @@
 #include "utils/FunctionBodies.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/ParentMapContext.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace clang::ast_matchers;
 
@@ -55,31 +56,47 @@ bool passesDevice(const CXXMemberCallExpr *Call) {
 
 /// Whether the value of E (a call) is thrown away: it is an expression
 /// statement, so the call is made for what it does to its object.
-bool isDiscarded(const Expr *E, ASTContext &Context) {
-  DynTypedNode Node = DynTypedNode::create(*E);
+bool isDiscarded(const Expr *E, const StmtParents &Parents) {
+  const Stmt *Node = E;
   for (unsigned Steps = 0; Steps < 8; ++Steps) {
-    DynTypedNodeList Parents = Context.getParents(Node);
-    if (Parents.empty())
+    Node = Parents.parent(Node);
+    if (!Node)
       return false;
-    Node = Parents[0];
-    if (Node.get<ExprWithCleanups>() || Node.get<CXXBindTemporaryExpr>() ||
-        Node.get<ParenExpr>())
+    if (isa<ExprWithCleanups, CXXBindTemporaryExpr, ParenExpr>(Node))
       continue;
-    if (const auto *Cast = Node.get<ImplicitCastExpr>())
+    if (const auto *Cast = dyn_cast<ImplicitCastExpr>(Node))
       return Cast->getCastKind() == CK_ToVoid;
-    if (const auto *Cast = Node.get<CStyleCastExpr>())
+    if (const auto *Cast = dyn_cast<CStyleCastExpr>(Node))
       return Cast->getCastKind() == CK_ToVoid;
-    if (Node.get<CompoundStmt>() || Node.get<LabelStmt>() ||
-        Node.get<AttributedStmt>() || Node.get<CaseStmt>() ||
-        Node.get<DefaultStmt>())
+    if (isa<CompoundStmt, LabelStmt, AttributedStmt, CaseStmt, DefaultStmt>(
+            Node))
       return true;
-    if (const auto *If = Node.get<IfStmt>())
+    if (const auto *If = dyn_cast<IfStmt>(Node))
       return If->getCond() != E;
-    if (Node.get<ForStmt>() || Node.get<WhileStmt>() || Node.get<DoStmt>() ||
-        Node.get<CXXForRangeStmt>())
+    if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Node))
       return true; // Bodies; conditions are Exprs with an implicit cast.
     return false;
   }
+  return false;
+}
+
+/// Whether FD returns a model (a module, a holder, or a pointer to a
+/// module): only such functions can return a dispatched one.
+bool returnsModel(const FunctionDecl *FD) {
+  QualType T = FD->getReturnType();
+  if (T.isNull() || T->isVoidType())
+    return false;
+  T = T.getNonReferenceType();
+  if (T->isPointerType())
+    T = T->getPointeeType();
+  if (isModuleOrHolderType(T))
+    return true;
+  // std::shared_ptr<Impl>, std::unique_ptr<Impl>.
+  if (const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+          T->getAsCXXRecordDecl()))
+    if (Spec->getTemplateArgs().size() > 0 &&
+        Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type)
+      return isModuleOrHolderType(Spec->getTemplateArgs()[0].getAsType());
   return false;
 }
 
@@ -170,16 +187,17 @@ void OffloadedParameterMoveCheck::check(
   if (!Call)
     return;
   const FunctionDecl *Callee = Call->getDirectCallee();
-  if (!Callee || !(Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
-                   factoryDispatch(Callee, *Result.Context)))
+  if (!Callee ||
+      !(Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
+        (returnsModel(Callee) && factoryDispatch(Callee, *Result.Context))))
     return;
-  EnclosingFunction Fn =
-      enclosingFunction(DynTypedNode::create(*Call), *Result.Context);
+  EnclosingFunction Fn = Functions.enclosing(Call, *Result.Context);
   analyzeFunction(Fn.Function, *Result.Context);
 }
 
 void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
   Cfgs.clear();
+  Functions.clear();
   Analyzed.clear();
   Reported.clear();
   FactoryMemo.clear();
@@ -268,23 +286,17 @@ OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
   if (!Call)
     return std::nullopt;
   if (std::optional<std::string> LoaderName = Loaders.loaderCallName(Call)) {
-    // Transformers' rule: a device map (or an offload folder) dispatches the
-    // loaded model; a map that visibly puts everything on one device
-    // offloads nothing.
+    // As at run time: only a device map dispatches the loaded model (an
+    // offload folder alone is ignored), and a map that visibly keeps every
+    // parameter in memory offloads nothing.
     const Expr *Map =
         findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs);
-    if (Map && isSingleDeviceMap(explicitOptionValue(Map, Context)))
-      return std::nullopt;
-    const bool Folder =
-        !Map && findExplicitOptionMember(Call, {OffloadFolderMember}, F,
-                                         Context, Cfgs) != nullptr;
-    if (!Map && !Folder)
+    if (!Map || isInMemoryDeviceMap(explicitOptionValue(Map, F, Context, Cfgs)))
       return std::nullopt;
     const FunctionDecl *Callee = calledFunction(Call);
     Dispatch D;
     D.S = Call;
     D.Source = DispatchSource::Loader;
-    D.OffloadFolder = Folder;
     D.Function = Callee ? qualifiedNameOf(Callee) : *LoaderName;
     return D;
   }
@@ -381,6 +393,7 @@ OffloadedParameterMoveCheck::Events
 OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
                                            ASTContext &Context) {
   Events Ev;
+  Functions.parents().indexFunction(F);
   forEachEvaluatedStmt(F, [&](const Stmt *S) {
     if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls()) {
@@ -448,7 +461,7 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
         return;
       }
       if (Mutators.matches(Method) &&
-          (Call->getNumArgs() > 0 || isDiscarded(Call, Context))) {
+          (Call->getNumArgs() > 0 || isDiscarded(Call, Functions.parents()))) {
         if (std::optional<ModuleRef> Owner = parameterOwner(Object))
           Ev.Mutations.push_back(Mutation{Call, *Owner, MutationKind::Call,
                                           Method->getNameAsString()});
@@ -471,10 +484,10 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
           Ref = moduleRefOf(Call->getArg(0));
         if (!Ref)
           return;
-        // dispatch_model(m, DeviceMap::on(cpu)) brings everything back into
-        // memory: the model may move again.
-        if (Call->getNumArgs() > 1 && isSingleDeviceMap(Call->getArg(1))) {
-          Ev.Undispatches.push_back(ModelEvent{Call, *Ref, {}});
+        // dispatch_model(m, DeviceMap::on(cpu)), or any map without "disk",
+        // brings everything back into memory: the model may move again.
+        if (Call->getNumArgs() > 1 && isInMemoryDeviceMap(Call->getArg(1))) {
+          Ev.Undispatches.push_back(ModelEvent{Call, *Ref, calleeName(Callee)});
           return;
         }
         Dispatch D;
@@ -599,7 +612,14 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
   }
 
   // 3. Needing hooks after they were removed, with no re-dispatch between.
-  for (const ModelEvent &Need : Ev.Needs) {
+  // Dispatching again needs them too: it reads every offloaded parameter
+  // through its hook before placing it anew.
+  std::vector<ModelEvent> Needs = Ev.Needs;
+  for (const Dispatch &D : Ev.Dispatches)
+    if (D.Source == DispatchSource::Call)
+      Needs.push_back(ModelEvent{D.S, D.Ref, D.Function});
+  Needs.insert(Needs.end(), Ev.Undispatches.begin(), Ev.Undispatches.end());
+  for (const ModelEvent &Need : Needs) {
     if (!Cfg->contains(Need.S))
       continue;
     for (const ModelEvent &Removal : Ev.Removals) {
@@ -611,10 +631,11 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
       // it hooks again; so does a new object in the variable.
       llvm::SmallVector<const Stmt *, 4> Kills;
       for (const Dispatch &D : Ev.Dispatches)
-        if (sameRoot(D.Ref, Removal.Ref) &&
+        if (D.S != Need.S && sameRoot(D.Ref, Removal.Ref) &&
             isPathPrefix(D.Ref.Path, Removal.Ref.Path))
           Kills.push_back(D.S);
       addReplacements(Ev, Removal.Ref, Kills);
+      llvm::erase(Kills, Need.S);
       const Stmt *Gen[] = {Removal.S};
       if (!Cfg->findReachingGen(Need.S, Gen, Kills))
         continue;
@@ -626,9 +647,9 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
            "'%0' needs the offloading hooks of '%1', but they were removed "
            "on a path to here and the model was not dispatched again; its "
            "offloaded parameters are meta tensors with no way back to their "
-           "weights: call dispatch_model again after removing the hooks, or "
-           "get what you need with load_offloaded_parameter before removing "
-           "them")
+           "weights, and dispatching it again cannot find them either: reload "
+           "the model with its device map, or read what you need with "
+           "load_offloaded_parameter before removing the hooks")
           << Need.Function << Need.Ref.displayName()
           << Need.S->getSourceRange();
       diag(SM.getFileLoc(Removal.S->getBeginLoc()),
@@ -656,10 +677,10 @@ void OffloadedParameterMoveCheck::noteDispatch(const Dispatch &D,
     break;
   case DispatchSource::Loader:
     diag(Loc,
-         "'%0' is loaded by '%1' with an explicit %select{device map|offload "
-         "folder}2 here, which dispatches it",
+         "'%0' is loaded by '%1' with an explicit device map here, which "
+         "dispatches it",
          DiagnosticIDs::Note)
-        << D.Ref.displayName() << D.Function << D.OffloadFolder;
+        << D.Ref.displayName() << D.Function;
     break;
   case DispatchSource::Factory:
     diag(Loc, "'%0' comes from '%1', which returns a dispatched model",
@@ -684,10 +705,10 @@ void OffloadedParameterMoveCheck::noteInnerDispatch(const Dispatch &D,
     break;
   case DispatchSource::Loader:
     diag(Loc,
-         "'%0' loads it with '%1' and an explicit %select{device map|offload "
-         "folder}2 here, which dispatches it",
+         "'%0' loads it with '%1' and an explicit device map here, which "
+         "dispatches it",
          DiagnosticIDs::Note)
-        << Factory << D.Function << D.OffloadFolder;
+        << Factory << D.Function;
     break;
   case DispatchSource::Factory:
     diag(Loc, "'%0' gets it from '%1' here", DiagnosticIDs::Note)

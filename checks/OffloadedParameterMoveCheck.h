@@ -14,6 +14,7 @@
 #include "utils/LoaderCalls.h"
 #include "utils/ModuleExprs.h"
 #include "utils/NameList.h"
+#include "utils/StmtParents.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
@@ -50,7 +51,7 @@ private:
   enum class DispatchSource {
     /// A DispatchFunctions call.
     Call,
-    /// A loader call with a visible device map or offload folder.
+    /// A loader call with a visible device map that may offload.
     Loader,
     /// A call to a function of this translation unit that returns a
     /// dispatched model (Inner says how it was dispatched there).
@@ -61,8 +62,6 @@ private:
     const Stmt *S = nullptr;
     ModuleRef Ref;
     DispatchSource Source = DispatchSource::Call;
-    /// Loader: the option member that places the model is offload_folder.
-    bool OffloadFolder = false;
     std::string Function;
     /// Factory: the dispatch inside the factory (owned by FactoryMemo).
     const Dispatch *Inner = nullptr;
@@ -85,7 +84,7 @@ private:
   struct Events {
     std::vector<Dispatch> Dispatches;
     std::vector<ModelEvent> Reassigns;
-    /// DispatchFunctions calls with a single-device map: nothing offloaded,
+    /// DispatchFunctions calls with an in-memory map: nothing offloaded,
     /// no hooks, the model may move again.
     std::vector<ModelEvent> Undispatches;
     std::vector<ModelEvent> Moves;
@@ -154,6 +153,7 @@ private:
 
   // Per translation unit.
   CfgCache Cfgs;
+  FunctionIndex Functions;
   llvm::DenseSet<const FunctionDecl *> Analyzed;
   llvm::DenseSet<SourceLocation> Reported;
   std::map<const FunctionDecl *, std::optional<Dispatch>> FactoryMemo;

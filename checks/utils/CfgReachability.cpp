@@ -2,7 +2,8 @@
 
 #include "CfgReachability.h"
 
-#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -22,16 +23,25 @@ CfgReachability::build(const Decl *D, const Stmt *Body, ASTContext &Context) {
       CFG::buildCFG(D, const_cast<Stmt *>(Body), &Context, Options);
   if (!Graph)
     return nullptr;
-  return std::unique_ptr<CfgReachability>(
+  auto Result = std::unique_ptr<CfgReachability>(
       new CfgReachability(std::move(Graph), Body, Context));
+  // Constructor initialisers are evaluated by the CFG too.
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(D))
+    for (const CXXCtorInitializer *Init : Ctor->inits())
+      Result->Parents.index(Init->getInit());
+  return Result;
 }
 
 CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
                                  ASTContext &Context)
     : Graph(std::move(G)), Body(Body), Context(Context) {
+  Parents.index(Body);
   for (const CFGBlock *Block : *Graph) {
     if (!Block)
       continue;
+    if (ById.size() <= Block->getBlockID())
+      ById.resize(Block->getBlockID() + 1, nullptr);
+    ById[Block->getBlockID()] = Block;
     unsigned Index = 0;
     for (const CFGElement &Element : *Block) {
       if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
@@ -45,21 +55,14 @@ CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
 std::optional<CfgReachability::Position>
 CfgReachability::position(const Stmt *S) const {
   // Walk up from S to the innermost statement the CFG evaluates.
-  DynTypedNode Node = DynTypedNode::create(*S);
-  for (unsigned Steps = 0; Steps < 64; ++Steps) {
-    if (const auto *Current = Node.get<Stmt>()) {
-      auto It = Positions.find(Current);
-      if (It != Positions.end())
-        return It->second;
-      if (Current == Body)
-        return std::nullopt;
-    }
-    DynTypedNodeList Parents = Context.getParents(Node);
-    if (Parents.empty())
+  const Stmt *Current = S;
+  for (unsigned Steps = 0; Current && Steps < 64; ++Steps) {
+    auto It = Positions.find(Current);
+    if (It != Positions.end())
+      return It->second;
+    if (Current == Body || isa<LambdaExpr>(Current))
       return std::nullopt;
-    Node = Parents[0];
-    if (Node.get<FunctionDecl>() || Node.get<LambdaExpr>())
-      return std::nullopt;
+    Current = Parents.parent(Current);
   }
   return std::nullopt;
 }
@@ -123,10 +126,8 @@ std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
   };
 
   // The target's own block, before the target.
-  const CFGBlock *TargetBlock = nullptr;
-  for (const CFGBlock *B : *Graph)
-    if (B && B->getBlockID() == TargetPos->Block)
-      TargetBlock = B;
+  const CFGBlock *TargetBlock =
+      TargetPos->Block < ById.size() ? ById[TargetPos->Block] : nullptr;
   if (!TargetBlock)
     return std::nullopt;
   const Stmt *Found = nullptr;

@@ -12,6 +12,8 @@
 #ifndef METAGUARD_CHECKS_UTILS_CFGREACHABILITY_H
 #define METAGUARD_CHECKS_UTILS_CFGREACHABILITY_H
 
+#include "StmtParents.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -19,6 +21,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace clang::tidy::metaguard {
 
@@ -61,6 +64,8 @@ public:
   }
 
   const CFG &cfg() const { return *Graph; }
+  /// Parents of the statements of the body (and constructor initialisers).
+  const StmtParents &parents() const { return Parents; }
 
 private:
   struct Position {
@@ -76,6 +81,8 @@ private:
   const Stmt *Body;
   ASTContext &Context;
   llvm::DenseMap<const Stmt *, Position> Positions;
+  StmtParents Parents;
+  std::vector<const CFGBlock *> ById;
 };
 
 /// Builds each function's CFG once and keeps it for the translation unit.

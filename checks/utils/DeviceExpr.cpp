@@ -5,6 +5,7 @@
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace clang::tidy::metaguard {
@@ -131,16 +132,18 @@ bool isDevicePlacement(const Expr *E) {
   return classifyDeviceExpr(E) != DeviceKind::Unknown;
 }
 
-/// The two parts of a map entry written `{"", dev}`.
-bool isCatchAllDeviceEntry(const Expr *Entry) {
+/// Whether Entry is a map entry written `{"prefix", dev}` (or constructed
+/// from those two) whose placement is a known device, not "disk".
+bool isInMemoryEntry(const Expr *Entry) {
   Entry = stripMapExpr(Entry);
   const Expr *Key = nullptr, *Value = nullptr;
-  if (const auto *List = dyn_cast<InitListExpr>(Entry)) {
+  if (const auto *List = dyn_cast_or_null<InitListExpr>(Entry)) {
     if (List->getNumInits() != 2)
       return false;
     Key = List->getInit(0);
     Value = List->getInit(1);
-  } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(Entry)) {
+  } else if (const auto *Construct =
+                 dyn_cast_or_null<CXXConstructExpr>(Entry)) {
     if (Construct->getNumArgs() != 2)
       return false;
     Key = Construct->getArg(0);
@@ -153,13 +156,30 @@ bool isCatchAllDeviceEntry(const Expr *Entry) {
   if (const auto *C = dyn_cast<CXXConstructExpr>(stripMapExpr(Key));
       C && C->getNumArgs() >= 1)
     KeyText = dyn_cast<StringLiteral>(C->getArg(0)->IgnoreParenImpCasts());
-  return KeyText && KeyText->getString().empty() && isDevicePlacement(Value);
+  return KeyText && isDevicePlacement(Value);
+}
+
+/// A braced map whose entries all keep their weights in memory: the map's
+/// own list, or the initializer_list array inside it.
+bool isInMemoryList(const InitListExpr *List, unsigned Depth) {
+  if (List->getNumInits() == 0)
+    return false;
+  if (llvm::all_of(List->inits(),
+                   [](const Expr *Entry) { return isInMemoryEntry(Entry); }))
+    return true;
+  if (List->getNumInits() != 1 || Depth > 2)
+    return false;
+  const auto *Inner =
+      dyn_cast_or_null<InitListExpr>(stripMapExpr(List->getInit(0)));
+  return Inner && isInMemoryList(Inner, Depth + 1);
 }
 
 } // namespace
 
-bool isSingleDeviceMap(const Expr *E) {
+bool isInMemoryDeviceMap(const Expr *E) {
   E = stripMapExpr(E);
+  if (const auto *Designated = dyn_cast_or_null<DesignatedInitExpr>(E))
+    E = stripMapExpr(Designated->getInit());
   if (!E)
     return false;
   if (const auto *Call = dyn_cast<CallExpr>(E)) {
@@ -172,16 +192,8 @@ bool isSingleDeviceMap(const Expr *E) {
     return RD->getIdentifier() && RD->getName() == "DeviceMap" &&
            isDevicePlacement(Call->getArg(0));
   }
-  if (const auto *List = dyn_cast<InitListExpr>(E)) {
-    // {{"", dev}} as the braced map, or its initializer_list array.
-    if (List->getNumInits() != 1)
-      return false;
-    const Expr *Only = stripMapExpr(List->getInit(0));
-    if (const auto *Inner = dyn_cast<InitListExpr>(Only);
-        Inner && Inner->getNumInits() == 1)
-      return isCatchAllDeviceEntry(Inner->getInit(0));
-    return isCatchAllDeviceEntry(Only);
-  }
+  if (const auto *List = dyn_cast<InitListExpr>(E))
+    return isInMemoryList(List, 0);
   return false;
 }
 

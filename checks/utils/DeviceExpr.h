@@ -38,11 +38,12 @@ DeviceKind classifyDeviceString(llvm::StringRef Text);
 /// Anything else (a parameter, a call, a non-const variable) is Unknown.
 DeviceKind classifyDeviceExpr(const Expr *E);
 
-/// Whether a device-map expression visibly puts every parameter on one
-/// device (so nothing is offloaded and no hook is attached):
-/// `DeviceMap::on(dev)` or a braced map with the single entry `{"", dev}`,
-/// where dev is a recognisable device (not "disk", not a strategy).
-bool isSingleDeviceMap(const Expr *E);
+/// Whether a device-map expression visibly keeps every parameter in memory
+/// (so nothing is offloaded and no hook is attached, as at run time):
+/// `DeviceMap::on(dev)`, or a braced map whose entries `{"prefix", dev}` all
+/// name a recognisable device (not "disk"), also inside a designated
+/// initialiser. A strategy, a variable or a call is not visible: false.
+bool isInMemoryDeviceMap(const Expr *E);
 
 } // namespace clang::tidy::metaguard
 

@@ -5,7 +5,6 @@
 #include "FunctionBodies.h"
 
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/ParentMapContext.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -76,15 +75,12 @@ const Expr *memberInInit(const Expr *Init,
 }
 
 /// Whether ME (a member of the options variable) is written by its parent.
-bool isWritten(const MemberExpr *ME, ASTContext &Context) {
-  DynTypedNode Node = DynTypedNode::create(*ME);
+bool isWritten(const MemberExpr *ME, const StmtParents &Parents) {
+  const Stmt *Node = ME;
   const Expr *Child = ME;
   for (unsigned Steps = 0; Steps < 8; ++Steps) {
-    DynTypedNodeList Parents = Context.getParents(Node);
-    if (Parents.empty())
-      return false;
-    Node = Parents[0];
-    const auto *Parent = Node.get<Expr>();
+    Node = Parents.parent(Node);
+    const auto *Parent = dyn_cast_or_null<Expr>(Node);
     if (!Parent)
       return false;
     if (isa<ParenExpr, ImplicitCastExpr, MaterializeTemporaryExpr>(Parent)) {
@@ -114,6 +110,11 @@ const Expr *memberOfLocal(const VarDecl *Var, const Expr *Call,
                           CfgCache &Cfgs) {
   if (const Expr *Init = memberInInit(Var->getInit(), Members))
     return Init;
+  const CfgReachability *Cfg = Cfgs.get(Fn, Fn->getBody(), Context);
+  StmtParents Local;
+  if (!Cfg)
+    Local.indexFunction(Fn);
+  const StmtParents &Parents = Cfg ? Cfg->parents() : Local;
   llvm::SmallVector<const Stmt *, 4> Writes;
   forEachEvaluatedStmt(Fn, [&](const Stmt *S) {
     const auto *ME = dyn_cast<MemberExpr>(S);
@@ -121,13 +122,13 @@ const Expr *memberOfLocal(const VarDecl *Var, const Expr *Call,
       return;
     const auto *Base =
         dyn_cast<DeclRefExpr>(ME->getBase()->IgnoreParenImpCasts());
-    if (!Base || Base->getDecl() != Var || !isWritten(ME, Context))
+    if (!Base || Base->getDecl() != Var || !isWritten(ME, Parents))
       return;
     Writes.push_back(ME);
   });
   if (Writes.empty())
     return nullptr;
-  if (const CfgReachability *Cfg = Cfgs.get(Fn, Fn->getBody(), Context)) {
+  if (Cfg) {
     if (Cfg->contains(Call)) {
       if (std::optional<CfgReachability::Reach> Reach =
               Cfg->findReachingGen(Call, Writes, {}))
@@ -176,24 +177,27 @@ const Expr *findExplicitOptionMember(const Expr *Call,
   return nullptr;
 }
 
-const Expr *explicitOptionValue(const Expr *Found, ASTContext &Context) {
+const Expr *explicitOptionValue(const Expr *Found, const FunctionDecl *Fn,
+                                ASTContext &Context, CfgCache &Cfgs) {
   if (!Found)
     return nullptr;
   const auto *ME = dyn_cast<MemberExpr>(Found->IgnoreParenImpCasts());
   if (!ME)
     return Found; // An initialiser.
-  DynTypedNode Node = DynTypedNode::create(*ME);
+  const CfgReachability *Cfg =
+      Fn ? Cfgs.get(Fn, Fn->getBody(), Context) : nullptr;
+  if (!Cfg)
+    return nullptr;
+  const Stmt *Node = ME;
   for (unsigned Steps = 0; Steps < 8; ++Steps) {
-    DynTypedNodeList Parents = Context.getParents(Node);
-    if (Parents.empty())
+    Node = Cfg->parents().parent(Node);
+    if (!Node)
       return nullptr;
-    Node = Parents[0];
-    if (Node.get<ParenExpr>() || Node.get<ImplicitCastExpr>() ||
-        Node.get<MaterializeTemporaryExpr>())
+    if (isa<ParenExpr, ImplicitCastExpr, MaterializeTemporaryExpr>(Node))
       continue;
-    if (const auto *BO = Node.get<BinaryOperator>())
+    if (const auto *BO = dyn_cast<BinaryOperator>(Node))
       return BO->getOpcode() == BO_Assign ? BO->getRHS() : nullptr;
-    if (const auto *Op = Node.get<CXXOperatorCallExpr>())
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Node))
       return Op->getOperator() == OO_Equal && Op->getNumArgs() == 2
                  ? Op->getArg(1)
                  : nullptr;

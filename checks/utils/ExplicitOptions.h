@@ -39,7 +39,9 @@ const Expr *findExplicitOptionMember(const Expr *Call,
 /// The value a member found by findExplicitOptionMember is given: the
 /// initialiser itself, or the right-hand side of `opts.member = value;`.
 /// nullptr when it is modified some other way (`opts.device_map.set(...)`).
-const Expr *explicitOptionValue(const Expr *Found, ASTContext &Context);
+/// Fn is the function of the loader call (whose CFG Cfgs keeps).
+const Expr *explicitOptionValue(const Expr *Found, const FunctionDecl *Fn,
+                                ASTContext &Context, CfgCache &Cfgs);
 
 } // namespace clang::tidy::metaguard
 

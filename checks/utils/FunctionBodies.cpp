@@ -4,7 +4,6 @@
 #include "ExprPlumbing.h"
 
 #include "clang/AST/DeclCXX.h"
-#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 
 namespace clang::tidy::metaguard {
@@ -61,59 +60,7 @@ const Expr *stripCallable(const Expr *E) {
   return ignoreExprPlumbing(E, Callable);
 }
 
-/// The lambda whose call operator FD is (reached through the operator when
-/// the parent map records the body under the method), or nullptr.
-const LambdaExpr *lambdaOfCallOperator(const FunctionDecl *FD,
-                                       ASTContext &Context) {
-  const auto *Method = dyn_cast<CXXMethodDecl>(FD);
-  if (!Method || !Method->getParent()->isLambda())
-    return nullptr;
-  DynTypedNode Node = DynTypedNode::create(*Method);
-  for (unsigned Steps = 0; Steps < 4; ++Steps) {
-    DynTypedNodeList Parents = Context.getParents(Node);
-    if (Parents.empty())
-      return nullptr;
-    for (const DynTypedNode &Parent : Parents)
-      if (const auto *Lambda = Parent.get<LambdaExpr>())
-        if (Lambda->getCallOperator() == Method)
-          return Lambda;
-    Node = Parents[0];
-  }
-  return nullptr;
-}
-
 } // namespace
-
-EnclosingFunction enclosingFunction(const DynTypedNode &Node,
-                                    ASTContext &Context) {
-  DynTypedNode Current = Node;
-  for (unsigned Steps = 0; Steps < 4096; ++Steps) {
-    DynTypedNodeList Parents = Context.getParents(Current);
-    if (Parents.empty())
-      return {};
-    // A lambda body can have two parents (the LambdaExpr and, in template
-    // instantiations, its call operator): prefer the LambdaExpr.
-    Current = Parents[0];
-    for (const DynTypedNode &Parent : Parents)
-      if (Parent.get<LambdaExpr>())
-        Current = Parent;
-    if (const auto *Lambda = Current.get<LambdaExpr>()) {
-      // Only the body belongs to the lambda; captures belong to the parent.
-      if (const FunctionDecl *Op = Lambda->getCallOperator())
-        if (Node.getSourceRange().isValid() &&
-            Lambda->getBody()->getSourceRange().fullyContains(
-                Node.getSourceRange()))
-          return {Op, Lambda};
-      continue;
-    }
-    if (const auto *FD = Current.get<FunctionDecl>())
-      return {FD, lambdaOfCallOperator(FD, Context)};
-    if (Current.get<BlockDecl>() || Current.get<TranslationUnitDecl>() ||
-        Current.get<RecordDecl>() || Current.get<NamespaceDecl>())
-      return {};
-  }
-  return {};
-}
 
 void forEachEvaluatedStmt(const FunctionDecl *F,
                           llvm::function_ref<void(const Stmt *)> Fn) {

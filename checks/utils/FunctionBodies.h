@@ -2,15 +2,16 @@
 //
 // What a function evaluates itself: its statements, its constructor
 // initialisers, without the bodies of nested lambdas and local classes (they
-// are functions of their own), and which function encloses a node.
+// are functions of their own).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef METAGUARD_CHECKS_UTILS_FUNCTIONBODIES_H
 #define METAGUARD_CHECKS_UTILS_FUNCTIONBODIES_H
 
+#include "StmtParents.h"
+
 #include "clang/AST/ASTContext.h"
-#include "clang/AST/ASTTypeTraits.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -18,18 +19,6 @@
 #include <vector>
 
 namespace clang::tidy::metaguard {
-
-/// The function whose own code contains a node: a function, method,
-/// constructor, or the call operator of a lambda (Lambda is then set).
-struct EnclosingFunction {
-  const FunctionDecl *Function = nullptr;
-  const LambdaExpr *Lambda = nullptr;
-};
-
-/// The innermost function (or lambda) whose body contains Node; an empty
-/// result at namespace or class scope.
-EnclosingFunction enclosingFunction(const DynTypedNode &Node,
-                                    ASTContext &Context);
 
 /// Calls Fn for every statement that F evaluates itself, in source order:
 /// its body, its constructor initialisers (written or implicit), the in-class

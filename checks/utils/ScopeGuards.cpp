@@ -5,7 +5,6 @@
 #include "RecordBases.h"
 
 #include "clang/AST/ExprCXX.h"
-#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 
 namespace clang::tidy::metaguard {
@@ -100,48 +99,59 @@ bool ScopeGuardClassifier::isGuardClass(const CXXRecordDecl *RD) const {
   return recordMatches(RD, MetaTypes) || recordMatches(RD, DeviceTypes);
 }
 
-std::optional<LiveGuard> innermostLiveGuard(const Stmt *S, const Stmt *Body,
-                                            const ScopeGuardClassifier &Guards,
-                                            ASTContext &Context) {
-  DynTypedNode Child = DynTypedNode::create(*S);
-  for (unsigned Steps = 0; Steps < 4096; ++Steps) {
-    if (Child.get<Stmt>() == Body)
+const LiveGuardFinder::BlockGuards &
+LiveGuardFinder::blockGuards(const CompoundStmt *Block) {
+  std::unique_ptr<BlockGuards> &Slot = Blocks[Block];
+  if (Slot)
+    return *Slot;
+  Slot = std::make_unique<BlockGuards>();
+  std::optional<LiveGuard> Last;
+  unsigned Index = 0;
+  for (const Stmt *Item : Block->body()) {
+    Slot->IndexOf.try_emplace(Item, Index++);
+    Slot->Before.push_back(Last);
+    guardsDeclaredBy(Item, Guards, Last);
+  }
+  return *Slot;
+}
+
+std::optional<LiveGuard> LiveGuardFinder::innermost(const Stmt *S,
+                                                    const Stmt *Body) {
+  Parents.index(Body);
+  const Stmt *Child = S;
+  for (unsigned Steps = 0; Child && Steps < 4096; ++Steps) {
+    if (Child == Body)
       return std::nullopt;
-    DynTypedNodeList Parents = Context.getParents(Child);
-    if (Parents.empty())
+    const Stmt *Parent = Parents.parent(Child);
+    // A lambda's body is a function of its own.
+    if (!Parent || isa<LambdaExpr>(Parent))
       return std::nullopt;
-    DynTypedNode Parent = Parents[0];
-    if (Parent.get<FunctionDecl>() || Parent.get<LambdaExpr>() ||
-        Parent.get<BlockDecl>() || Parent.get<RecordDecl>())
-      return std::nullopt;
-    const Stmt *ChildStmt = Child.get<Stmt>();
     std::optional<LiveGuard> Found;
-    if (const auto *Block = Parent.get<CompoundStmt>()) {
-      for (const Stmt *Item : Block->body()) {
-        if (Item == ChildStmt)
-          break;
-        guardsDeclaredBy(Item, Guards, Found);
-      }
-    } else if (const auto *If = Parent.get<IfStmt>()) {
-      if (ChildStmt != If->getInit()) {
+    if (const auto *Block = dyn_cast<CompoundStmt>(Parent)) {
+      const BlockGuards &BG = blockGuards(Block);
+      auto It = BG.IndexOf.find(Child);
+      if (It != BG.IndexOf.end())
+        Found = BG.Before[It->second];
+    } else if (const auto *If = dyn_cast<IfStmt>(Parent)) {
+      if (Child != If->getInit()) {
         guardsDeclaredBy(If->getInit(), Guards, Found);
-        if (ChildStmt != If->getConditionVariableDeclStmt())
+        if (Child != If->getConditionVariableDeclStmt())
           guardFromVar(If->getConditionVariable(), Guards, Found);
       }
-    } else if (const auto *Switch = Parent.get<SwitchStmt>()) {
-      if (ChildStmt != Switch->getInit()) {
+    } else if (const auto *Switch = dyn_cast<SwitchStmt>(Parent)) {
+      if (Child != Switch->getInit()) {
         guardsDeclaredBy(Switch->getInit(), Guards, Found);
-        if (ChildStmt != Switch->getConditionVariableDeclStmt())
+        if (Child != Switch->getConditionVariableDeclStmt())
           guardFromVar(Switch->getConditionVariable(), Guards, Found);
       }
-    } else if (const auto *For = Parent.get<ForStmt>()) {
-      if (ChildStmt != For->getInit())
+    } else if (const auto *For = dyn_cast<ForStmt>(Parent)) {
+      if (Child != For->getInit())
         guardsDeclaredBy(For->getInit(), Guards, Found);
-    } else if (const auto *Range = Parent.get<CXXForRangeStmt>()) {
-      if (ChildStmt != Range->getInit())
+    } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(Parent)) {
+      if (Child != Range->getInit())
         guardsDeclaredBy(Range->getInit(), Guards, Found);
-    } else if (const auto *While = Parent.get<WhileStmt>()) {
-      if (ChildStmt == While->getBody())
+    } else if (const auto *While = dyn_cast<WhileStmt>(Parent)) {
+      if (Child == While->getBody())
         guardFromVar(While->getConditionVariable(), Guards, Found);
     }
     if (Found)

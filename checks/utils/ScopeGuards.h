@@ -10,11 +10,16 @@
 
 #include "DeviceExpr.h"
 #include "NameList.h"
+#include "StmtParents.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"
 
+#include "llvm/ADT/DenseMap.h"
+
+#include <memory>
 #include <optional>
+#include <vector>
 
 namespace clang::tidy::metaguard {
 
@@ -60,14 +65,38 @@ struct LiveGuard {
   DeviceKind Kind = DeviceKind::Unknown;
 };
 
-/// The innermost guard alive at S: a guard variable declared before S in a
-/// block that encloses S (or in the init-statement or condition of an
-/// enclosing if/switch/for/while), looking no further out than Body, the
-/// function body. Temporaries (`MetaDeviceScope();` as a statement) are gone
-/// at the end of their full-expression and never count.
-std::optional<LiveGuard> innermostLiveGuard(const Stmt *S, const Stmt *Body,
-                                            const ScopeGuardClassifier &Guards,
-                                            ASTContext &Context);
+/// Finds the innermost guard alive at a statement: a guard variable declared
+/// before it in a block that encloses it (or in the init-statement or
+/// condition of an enclosing if/switch/for/while), looking no further out
+/// than the function body. Temporaries (`MetaDeviceScope();` as a statement)
+/// are gone at the end of their full-expression and never count.
+///
+/// Each block is scanned once (the guards declared before each of its
+/// statements are remembered), so a query costs the nesting depth of the
+/// statement, not the size of the blocks around it.
+class LiveGuardFinder {
+public:
+  LiveGuardFinder(const ScopeGuardClassifier &Guards, StmtParents &Parents)
+      : Guards(Guards), Parents(Parents) {}
+
+  /// The innermost guard alive at S, a statement of the function whose body
+  /// is Body (indexed on first use).
+  std::optional<LiveGuard> innermost(const Stmt *S, const Stmt *Body);
+  void clear() { Blocks.clear(); }
+
+private:
+  struct BlockGuards {
+    /// Position of each statement of the block.
+    llvm::DenseMap<const Stmt *, unsigned> IndexOf;
+    /// The last guard declared before the statement at each position.
+    std::vector<std::optional<LiveGuard>> Before;
+  };
+  const BlockGuards &blockGuards(const CompoundStmt *Block);
+
+  const ScopeGuardClassifier &Guards;
+  StmtParents &Parents;
+  llvm::DenseMap<const CompoundStmt *, std::unique_ptr<BlockGuards>> Blocks;
+};
 
 } // namespace clang::tidy::metaguard
 

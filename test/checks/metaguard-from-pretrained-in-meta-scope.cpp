@@ -617,3 +617,46 @@ void loaderBuildsCompositeOnMeta(const fs::path &p) {
   // CHECK-NOTES: :{{[0-9]+}}:20: note: 'metaguard::from_pretrained' loads the weights here, in 'CompositeImpl::CompositeImpl'
   loadBuiltOnMeta<WithDefaultMemberFromPath>(p);
 }
+
+// ---- Module holders and make_shared do not count towards CallDepth ---------
+
+void holderLoad2(const fs::path &p) { metaguard::from_pretrained<Encoder>(p); }
+void holderLoad1(const fs::path &p) { holderLoad2(p); }
+
+struct DeepImpl : torch::nn::Module {
+  explicit DeepImpl(const fs::path &p) { holderLoad1(p); }
+};
+TORCH_MODULE(Deep);
+
+void loadThreeUserCallsBelowAHolder(const fs::path &p) {
+  auto guard = metaguard::init_empty_weights();
+  Deep holder(p);
+  // CHECK-NOTES: :[[@LINE-1]]:8: warning: 'Deep::Deep' loads pretrained weights (through 'metaguard::from_pretrained') while a meta-device scope is active
+  // CHECK-NOTES: :[[@LINE-3]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-13]]:39: note: 'metaguard::from_pretrained' loads the weights here, in 'holderLoad2'
+  auto shared = std::make_shared<DeepImpl>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:17: warning: 'std::make_shared' loads pretrained weights (through 'metaguard::from_pretrained')
+  // CHECK-NOTES: :[[@LINE-7]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-17]]:39: note: 'metaguard::from_pretrained' loads the weights here, in 'holderLoad2'
+  DeepImpl plain(p);
+  // CHECK-NOTES: :[[@LINE-1]]:12: warning: 'DeepImpl::DeepImpl' loads pretrained weights (through 'metaguard::from_pretrained')
+  // CHECK-NOTES: :[[@LINE-11]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-21]]:39: note: 'metaguard::from_pretrained' loads the weights here, in 'holderLoad2'
+}
+
+// ---- reset_default_device ends the meta state ------------------------------
+
+void resetEndsTheMetaDefault(const fs::path &p) {
+  metaguard::set_default_device("meta");
+  metaguard::reset_default_device();
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void resetOnOnePathOnly(const fs::path &p) {
+  metaguard::set_default_device("meta");
+  if (flag())
+    metaguard::reset_default_device();
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: the default device is set to meta here
+}

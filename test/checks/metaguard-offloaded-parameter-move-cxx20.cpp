@@ -22,10 +22,9 @@ void designatedDeviceMap(const fs::path &p, const DeviceMap &map) {
 }
 
 void designatedOffloadFolder(const fs::path &p, torch::Tensor x) {
+  // An offload folder without a device map is ignored at run time.
   auto m = metaguard::from_pretrained<Net>(p, {.offload_folder = "offload"});
   m->weight.set_data(x);
-  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'set_data' on a parameter of dispatched model 'm'
-  // CHECK-NOTES: :[[@LINE-3]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit offload folder here, which dispatches it
 }
 
 void designatedBoth(const fs::path &p, const DeviceMap &map) {
@@ -41,13 +40,52 @@ void designatedDtypeOnly(const fs::path &p) {
   m->to(torch::kCUDA); // Not dispatched: fine.
 }
 
-void optionsObjectDesignated(const fs::path &p, torch::Tensor x) {
-  metaguard::LoadOptions options{.offload_folder = "offload"};
+void optionsObjectDesignated(const fs::path &p, torch::Tensor x,
+                             const DeviceMap &map) {
+  metaguard::LoadOptions options{.device_map = map,
+                                 .offload_folder = "offload"};
   auto m = metaguard::from_pretrained<Net>(p, options);
   for (auto params = m->parameters(); auto &param : params)
     param.copy_(x);
   // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'copy_' on a parameter of dispatched model 'm'
-  // CHECK-NOTES: :[[@LINE-4]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit offload folder here
+  // CHECK-NOTES: :[[@LINE-4]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit device map here
+}
+
+void optionsObjectFolderOnly(const fs::path &p, torch::Tensor x) {
+  metaguard::LoadOptions options{.offload_folder = "offload"};
+  auto m = metaguard::from_pretrained<Net>(p, options);
+  for (auto params = m->parameters(); auto &param : params)
+    param.copy_(x); // Not dispatched: the folder alone places nothing.
+}
+
+// ---- Maps without a "disk" entry offload nothing, whatever their form -------
+
+void designatedSingleDeviceMap(const fs::path &p) {
+  auto m = metaguard::from_pretrained<Net>(
+      p, {.device_map = {{"", torch::kCUDA}}});
+  m->to(torch::kCPU);
+}
+
+void designatedDeviceMapOn(const fs::path &p) {
+  auto m = metaguard::from_pretrained<Net>(
+      p, {.device_map = DeviceMap::on(torch::kCUDA)});
+  m->to(torch::kCPU);
+}
+
+void designatedMapWithoutDisk(const fs::path &p) {
+  auto m = metaguard::from_pretrained<Net>(
+      p, {.device_map = {{"encoder", "cuda:0"}, {"head", torch::kCPU}},
+          .offload_folder = "offload"});
+  m->to(torch::kCPU);
+}
+
+void designatedMapWithDisk(const fs::path &p) {
+  auto m = metaguard::from_pretrained<Net>(
+      p, {.device_map = {{"encoder", "cpu"}, {"head", "disk"}},
+          .offload_folder = "offload"});
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-5]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit device map here
 }
 
 void reloadWithANewMapIsTheFix(const fs::path &p, const DeviceMap &map,

@@ -89,6 +89,11 @@ void hooks(const fs::path &dir, const fs::path &out, torch::Tensor x) {
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'model'
   // CHECK-NOTES: :[[@LINE-8]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'model.second' here
   // CHECK-NOTES: :[[@LINE-11]]:16: note: 'model' is loaded by
+  // Dispatching again reads the offloaded weights through the hooks that
+  // are gone: OffloadError at run time.
   metaguard::dispatch_model(*model, metaguard::DeviceMap::on(torch::kCPU));
-  metaguard::verify_dispatch(*model); // Dispatched again: fine.
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::dispatch_model' needs the offloading hooks of 'model'
+  // CHECK-NOTES: :[[@LINE-14]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'model.second' here
+  // CHECK-NOTES: :[[@LINE-17]]:16: note: 'model' is loaded by
+  metaguard::verify_dispatch(*model); // Reported once, at the dispatch.
 }

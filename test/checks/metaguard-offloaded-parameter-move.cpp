@@ -151,9 +151,24 @@ void loaderWithOffloadFolder(const fs::path &p) {
   metaguard::LoadOptions options;
   options.offload_folder = "offload";
   Net m = metaguard::from_pretrained<Net>(p, options);
+  m->to(torch::kCUDA); // No device map: the runtime ignores the folder.
+}
+
+void loaderWithOffloadFolderAndMap(const fs::path &p) {
+  metaguard::LoadOptions options;
+  options.offload_folder = "offload";
+  options.device_map = {{"", "cpu"}, {"head", "disk"}};
+  Net m = metaguard::from_pretrained<Net>(p, options);
   m->to(torch::kCUDA);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
-  // CHECK-NOTES: :[[@LINE-3]]:11: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit offload folder here, which dispatches it
+  // CHECK-NOTES: :[[@LINE-3]]:11: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit device map here, which dispatches it
+}
+
+void loaderWithMapWithoutDisk(const fs::path &p) {
+  metaguard::LoadOptions options;
+  options.device_map = {{"", "cpu"}, {"head", torch::kCUDA}};
+  Net m = metaguard::from_pretrained<Net>(p, options);
+  m->to(torch::kCUDA); // Everything is in memory: no hooks.
 }
 
 void loaderWithoutPlacement(const fs::path &p) {
@@ -355,7 +370,7 @@ void removeThenSave(Net m, const DeviceMap &map, const fs::path &out) {
   metaguard::dispatch_model(*m, map);
   metaguard::remove_hook_from_module(*m, /*recurse=*/true);
   metaguard::save_pretrained(*m, out);
-  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm', but they were removed on a path to here and the model was not dispatched again; its offloaded parameters are meta tensors with no way back to their weights: call dispatch_model again after removing the hooks, or get what you need with load_offloaded_parameter before removing them [metaguard-offloaded-parameter-move]
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm', but they were removed on a path to here and the model was not dispatched again; its offloaded parameters are meta tensors with no way back to their weights, and dispatching it again cannot find them either: reload the model with its device map, or read what you need with load_offloaded_parameter before removing the hooks [metaguard-offloaded-parameter-move]
   // CHECK-NOTES: :[[@LINE-3]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
   // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
 }
@@ -394,7 +409,30 @@ void removeThenForward(Net m, const DeviceMap &map, torch::Tensor x) {
 void reDispatchAfterRemoval(Net m, const DeviceMap &map, const fs::path &out) {
   metaguard::dispatch_model(*m, map);
   metaguard::remove_hook_from_module(*m, true);
+  // Dispatching reads the offloaded weights through the hooks: it cannot.
   metaguard::dispatch_model(*m, map);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::dispatch_model' needs the offloading hooks of 'm'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
+  // CHECK-NOTES: :[[@LINE-6]]:3: note: 'm' is dispatched here
+  metaguard::save_pretrained(*m, out); // The dispatch above is the mistake.
+}
+
+void reDispatchInMemoryAfterRemoval(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  metaguard::remove_hook_from_module(*m, true);
+  metaguard::dispatch_model(*m, DeviceMap::on(torch::kCPU));
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::dispatch_model' needs the offloading hooks of 'm'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is dispatched here
+}
+
+void reloadAfterRemoval(Net m, const DeviceMap &map, const fs::path &p,
+                        const fs::path &out) {
+  metaguard::dispatch_model(*m, map);
+  metaguard::remove_hook_from_module(*m, true);
+  metaguard::LoadOptions options;
+  options.device_map = map;
+  m = metaguard::from_pretrained<Net>(p, options);
   metaguard::save_pretrained(*m, out);
 }
 
@@ -414,10 +452,13 @@ void reDispatchedOnOneBranchOnly(Net m, const DeviceMap &map,
   metaguard::remove_hook_from_module(*m, true);
   if (flag())
     metaguard::dispatch_model(*m, map);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::dispatch_model' needs the offloading hooks of 'm'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
+  // CHECK-NOTES: :[[@LINE-6]]:3: note: 'm' is dispatched here
   metaguard::verify_dispatch(*m);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::verify_dispatch' needs the offloading hooks of 'm'
-  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
-  // CHECK-NOTES: :[[@LINE-7]]:3: note: 'm' is dispatched here
+  // CHECK-NOTES: :[[@LINE-8]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
+  // CHECK-NOTES: :[[@LINE-10]]:3: note: 'm' is dispatched here
 }
 
 void removeFromOneSubmodule(Big big, const DeviceMap &map, torch::Tensor x) {
@@ -515,6 +556,12 @@ void factoryWithoutOffload(const fs::path &p) {
 void backInMemory(Net m, const DeviceMap &map) {
   metaguard::dispatch_model(*m, map, "offload");
   metaguard::dispatch_model(*m, {{"", torch::kCPU}}); // All in memory again.
+  m->to(torch::kCUDA);
+}
+
+void backInMemoryWithSeveralDevices(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map, "offload");
+  metaguard::dispatch_model(*m, {{"encoder", "cuda:0"}, {"", torch::kCPU}});
   m->to(torch::kCUDA);
 }
 

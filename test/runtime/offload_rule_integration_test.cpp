@@ -1,0 +1,58 @@
+// Runs the cases of test/integration/offload_cases.h against the runtime:
+// each Rejected case must throw OffloadError and each Accepted case must run.
+// The lit test integration-offload-rule.test checks that the clang-tidy check
+// flags exactly the Rejected ones.
+#include "../integration/offload_cases.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using offload_cases::Expect;
+
+class OffloadRuleIntegration : public ::testing::TestWithParam<offload_cases::Case> {
+protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() /
+            ("metaguard-offload-cases-" + std::to_string(::getpid()));
+    fs::create_directories(root_);
+    paths_.model = root_ / "model";
+    offload_cases::TwoLayer model(metaguard::Config::object());
+    metaguard::SaveOptions options;
+    options.config = {{"model_type", "two_layer"}};
+    metaguard::save_pretrained(*model, paths_.model, options);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+  void SetUp() override {
+    metaguard::set_policy(metaguard::Policy::Throw);
+    // Each case gets a folder of its own to write to.
+    paths_.scratch = root_ / GetParam().name;
+    fs::create_directories(paths_.scratch);
+  }
+
+  static fs::path root_;
+  static offload_cases::Paths paths_;
+};
+
+fs::path OffloadRuleIntegration::root_;
+offload_cases::Paths OffloadRuleIntegration::paths_;
+
+TEST_P(OffloadRuleIntegration, RuntimeAgreesWithTheCaseTable) {
+  const auto &c = GetParam();
+  if (c.expect == Expect::Rejected) {
+    EXPECT_THROW(c.run(paths_), metaguard::OffloadError) << c.name;
+  } else {
+    EXPECT_NO_THROW(c.run(paths_)) << c.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OffloadRuleIntegration,
+                         ::testing::ValuesIn(offload_cases::cases()),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+} // namespace
