@@ -67,6 +67,7 @@ protected:
     original_ = IsoModel(config_);
     metaguard::SaveOptions save;
     save.max_shard_size = "64KB"; // several shards
+    save.config = config_;
     metaguard::save_pretrained(*original_, dir_.path(), save);
     files_before_ = all_bytes(dir_.path());
     input_ = torch::randn({2, GetParam()});

@@ -132,8 +132,9 @@ TEST_P(SaveCrashTest, ACrashAtAnyStepLeavesTheOldOrTheNewCheckpoint) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child did not die at the step";
     const std::string state = loads_as(dir.path());
     EXPECT_TRUE(state == "old" || state == "new") << state << "; files: " << testing::PrintToString(files_in(dir.path()));
-    if (seen_new)
+    if (seen_new) {
       EXPECT_EQ(state, "new") << "once the new checkpoint is published, it stays";
+    }
     seen_new = seen_new || state == "new";
     // Whatever the crash left, the next save leaves the new checkpoint only.
     save(new_, dir.path(), GetParam().new_shard);

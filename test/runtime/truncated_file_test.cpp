@@ -55,7 +55,7 @@ protected:
   void SetUp() override {
     torch::manual_seed(5);
     metaguard::Config config = {{"d", 1536}};
-    Two model(config);
+    auto model = metaguard::from_config<Two>(config); // remembers its config
     metaguard::SaveOptions save;
     save.max_shard_size = "10MB"; // one shard per block
     metaguard::save_pretrained(*model, dir_.path(), save);
