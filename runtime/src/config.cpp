@@ -14,7 +14,7 @@ Config load_config(const std::filesystem::path &dir_or_file) {
   const std::string where = "config '" + file.string() + "': ";
   if (!std::filesystem::is_regular_file(file, error))
     throw FormatError(where + "no such file; from_pretrained builds the model from it "
-                              "(save_pretrained writes it when SaveOptions.config is set)");
+                              "(save_pretrained writes it for a PreTrainedModel made by from_pretrained or from_config, or when SaveOptions.config is set)");
   std::ifstream in(file, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.good() && !in.eof())

@@ -3,6 +3,8 @@
 #include <metaguard/errors.h>
 #include <metaguard/offload_folder.h>
 
+#include "mapped_read.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -267,8 +269,17 @@ torch::Tensor OffloadFolder::load(const std::string &name) const {
   ::close(fd);
   if (addr == MAP_FAILED)
     throw OffloadError("cannot map the data of " + describe(name, file) + ": " + why);
-  ::mprotect(addr, static_cast<std::size_t>(bytes), PROT_READ | PROT_WRITE);
   const auto length = static_cast<std::size_t>(bytes);
+  try {
+    // The file may have shrunk since check(): fail here, not in a kernel.
+    detail::probe_mapped(file, "tensor '" + name + "'", addr, length);
+  } catch (...) {
+    ::munmap(addr, length);
+    throw;
+  }
+  // A mapping per load: a write to this tensor copies a page of this mapping
+  // only, so it never shows in a later load (or in the file).
+  ::mprotect(addr, length, PROT_READ | PROT_WRITE);
   return torch::from_blob(
       addr, e.shape, [length](void *p) { ::munmap(p, length); }, options);
 }

@@ -54,13 +54,31 @@ void read_exact(int fd, const std::filesystem::path &path, void *buffer,
 namespace {
 // Distinguishes temporaries of concurrent saves within one process.
 std::atomic<unsigned> temporary_counter{0};
+std::atomic<DiskStepHook> disk_step_hook{nullptr};
 } // namespace
+
+void set_disk_step_hook(DiskStepHook hook) { disk_step_hook.store(hook); }
+
+int disk_step(const char *step, const std::filesystem::path &path) {
+  const DiskStepHook hook = disk_step_hook.load();
+  return hook ? hook(step, path) : 0;
+}
+
+bool remove_file(const std::filesystem::path &file) {
+  if (const int injected = disk_step("unlink", file)) {
+    errno = injected;
+    return false;
+  }
+  return ::unlink(file.c_str()) == 0;
+}
 
 AtomicFile::AtomicFile(std::filesystem::path target) : target_(std::move(target)) {
   temporary_ = target_.parent_path() /
                ("." + target_.filename().string() + ".tmp-" +
                 std::to_string(::getpid()) + "-" + std::to_string(temporary_counter++));
-  const int fd = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int injected = disk_step("create", temporary_);
+  const int fd = injected ? (errno = injected, -1)
+                          : ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     fail("cannot create a temporary file in '" + target_.parent_path().string() + "'", errno);
   fd_ = UniqueFd(fd);
@@ -89,7 +107,8 @@ void AtomicFile::write(const void *data, std::size_t size) {
   while (size > 0) {
     // Large writes are chunked: some kernels cap one write at ~2 GiB.
     const std::size_t chunk = std::min<std::size_t>(size, std::size_t{1} << 30);
-    const ssize_t n = ::write(fd_.get(), in, chunk);
+    const int injected = disk_step("write", temporary_);
+    const ssize_t n = injected ? (errno = injected, -1) : ::write(fd_.get(), in, chunk);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -100,20 +119,24 @@ void AtomicFile::write(const void *data, std::size_t size) {
 }
 
 void AtomicFile::finish() {
-  if (::fsync(fd_.get()) != 0)
-    fail("flushing the temporary file to disk failed", errno);
+  const int injected = disk_step("fsync", temporary_);
+  if (injected || ::fsync(fd_.get()) != 0)
+    fail("flushing the temporary file to disk failed", injected ? injected : errno);
   const int fd = fd_.release();
   if (::close(fd) != 0)
     fail("closing the temporary file failed", errno);
 }
 
 void AtomicFile::publish() {
-  if (::rename(temporary_.c_str(), target_.c_str()) != 0)
-    fail("renaming the temporary file onto it failed", errno);
+  const int injected = disk_step("rename", target_);
+  if (injected || ::rename(temporary_.c_str(), target_.c_str()) != 0)
+    fail("renaming the temporary file onto it failed", injected ? injected : errno);
   published_ = true;
 }
 
 void sync_directory(const std::filesystem::path &dir) {
+  if (disk_step("syncdir", dir) != 0)
+    return;
   UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() >= 0)
     ::fsync(fd.get());

@@ -64,4 +64,17 @@ private:
 // Makes renames in `dir` durable; best effort (some file systems refuse).
 void sync_directory(const std::filesystem::path &dir);
 
+// Removes a file; false (errno set) when it could not.
+bool remove_file(const std::filesystem::path &file);
+
+// Fault injection for tests. Every step that changes the disk ("create",
+// "write", "fsync", "rename", "unlink", "syncdir") first calls the hook with
+// its name and path; a non-zero return is taken as that step's errno (e.g.
+// ENOSPC for a full disk), and a hook may also end the process there to
+// simulate a crash. Null (the default) costs one load per step.
+using DiskStepHook = int (*)(const char *step, const std::filesystem::path &path);
+void set_disk_step_hook(DiskStepHook hook);
+// 0, or the errno the hook injects for this step.
+int disk_step(const char *step, const std::filesystem::path &path);
+
 } // namespace metaguard::detail

@@ -2,6 +2,7 @@
 #include <metaguard/safetensors.h>
 
 #include "json_strict.h"
+#include "mapped_read.h"
 #include "posix_file.h"
 
 #include <torch/torch.h>
@@ -47,8 +48,10 @@ struct SafetensorsData {
   std::map<std::string, std::size_t, std::less<>> index;
   std::map<std::string, std::string> metadata;
   std::shared_ptr<Mapping> mapping;
-  // Kept open for converting reads (pread), which bypass the mapping.
+  // Kept open for converting and private reads (pread, own mappings), which
+  // bypass the shared mapping.
   UniqueFd fd;
+  bool copy_on_load = false;
 };
 
 } // namespace detail
@@ -325,6 +328,7 @@ std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &pa
   index_names(*data);
   data->mapping = map_file(fd.get(), *data, options.populate);
   data->fd = std::move(fd);
+  data->copy_on_load = options.copy_on_load;
   return data;
 }
 
@@ -332,13 +336,33 @@ std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &pa
 // behaviour in its kernels, so they are rejected rather than loaded.
 void check_bool_bytes(const SafetensorsData &data, const TensorInfo &info, const char *bytes,
                       std::int64_t count, std::int64_t first = 0) {
-  for (std::int64_t i = 0; i < count; ++i)
-    if (static_cast<unsigned char>(bytes[i]) > 1)
-      fail_tensor(data.path, info.name,
-                  "BOOL element " + std::to_string(first + i) + " is byte " +
-                      std::to_string(static_cast<unsigned char>(bytes[i])) +
-                      "; only 0 and 1 are booleans");
+  std::int64_t bad = -1;
+  detail::guard_mapped_read(data.path, "tensor '" + info.name + "'", [&] {
+    for (std::int64_t i = 0; i < count && bad < 0; ++i)
+      if (static_cast<unsigned char>(bytes[i]) > 1)
+        bad = i;
+  });
+  if (bad >= 0)
+    fail_tensor(data.path, info.name,
+                "BOOL element " + std::to_string(first + bad) + " is byte " +
+                    std::to_string(static_cast<unsigned char>(bytes[bad])) +
+                    "; only 0 and 1 are booleans");
 }
+
+// A file shorter now than when it was opened was truncated or rewritten in
+// place by another process: its mapped pages past the new end would raise
+// SIGBUS. Cheap (one fstat), so done before every read of a tensor.
+void check_unchanged_size(const SafetensorsData &data, const TensorInfo &info) {
+  struct stat st {};
+  if (::fstat(data.fd.get(), &st) == 0 && st.st_size < data.file_size)
+    detail::throw_truncated(data.path, "tensor '" + info.name + "' (the file is now " +
+                                           std::to_string(st.st_size) + " bytes, it was " +
+                                           std::to_string(data.file_size) + " when opened)");
+}
+
+// A CPU tensor with the bytes of `info` read from the file (pread): memory of
+// its own, which shares nothing with the mapping or the file.
+torch::Tensor read_copy(const SafetensorsData &data, const TensorInfo &info, torch::Dtype dtype);
 
 torch::Dtype loadable_dtype(const SafetensorsData &data, const TensorInfo &info) {
   const auto dtype = torch_dtype_from_safetensors(info.dtype);
@@ -437,6 +461,9 @@ void read_converted(const SafetensorsData &data, const TensorInfo &info, torch::
         ~Unmap() { ::munmap(address, length); }
       } unmap{address, length};
       const char *bytes = static_cast<const char *>(address) + (offset - start);
+      // MAP_POPULATE stops silently at the end of a truncated file.
+      detail::probe_mapped(data.path, "tensor '" + info.name + "'", bytes,
+                           static_cast<std::size_t>(info.nbytes()));
       if (source == torch::kBool)
         check_bool_bytes(data, info, bytes, info.nbytes());
       if (source == torch::kFloat32 && out.scalar_type() == torch::kBFloat16 &&
@@ -450,6 +477,54 @@ void read_converted(const SafetensorsData &data, const TensorInfo &info, torch::
     }
   }
   read_converted_in_chunks(data, info, source, out);
+}
+
+torch::Tensor read_copy(const SafetensorsData &data, const TensorInfo &info, torch::Dtype dtype) {
+  auto copy = empty_cpu(info.shape, dtype);
+  detail::read_exact(data.fd.get(), data.path, copy.data_ptr(),
+                     static_cast<std::size_t>(info.nbytes()), data.data_offset + info.begin);
+  if (dtype == torch::kBool)
+    check_bool_bytes(data, info, static_cast<const char *>(copy.data_ptr()), info.nbytes());
+  return copy;
+}
+
+// Below this size a private tensor is a copy, above it a mapping of its own:
+// a fresh mapping costs a few syscalls and page-table set-up (~0.3-0.6 ms
+// here), a copy grows with the size; they meet around 8 MiB
+// (bench/bench_private_tensor.cpp, docs/benchmarks.md "Private tensors").
+constexpr std::int64_t kPrivateMappingFrom = std::int64_t{8} << 20;
+
+// The bytes of `info` in a copy-on-write mapping made for this tensor only:
+// populated read-only (page-cache pages, nothing copied), then made
+// writable, so a write copies one page into this tensor and nowhere else.
+// Null when the bytes cannot be mapped aligned for their dtype.
+torch::Tensor map_private(const SafetensorsData &data, const TensorInfo &info, torch::Dtype dtype) {
+  const auto page = static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
+  const std::int64_t offset = data.data_offset + info.begin;
+  const std::int64_t start = offset / page * page;
+  if ((offset - start) % static_cast<std::int64_t>(c10::elementSize(dtype)) != 0)
+    return {};
+  const auto length = static_cast<std::size_t>(offset + info.nbytes() - start);
+  void *address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, data.fd.get(), start);
+  if (address == MAP_FAILED)
+    return {};
+  char *bytes = static_cast<char *>(address) + (offset - start);
+  try {
+    detail::probe_mapped(data.path, "tensor '" + info.name + "'", bytes,
+                         static_cast<std::size_t>(info.nbytes()));
+    if (dtype == torch::kBool)
+      check_bool_bytes(data, info, bytes, info.nbytes());
+  } catch (...) {
+    ::munmap(address, length);
+    throw;
+  }
+  if (::mprotect(address, length, PROT_READ | PROT_WRITE) != 0) {
+    ::munmap(address, length);
+    return {};
+  }
+  return torch::from_blob(
+      bytes, info.shape, [address, length](void *) { ::munmap(address, length); },
+      torch::TensorOptions().dtype(dtype));
 }
 
 } // namespace
@@ -484,6 +559,9 @@ torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
   const auto options = torch::TensorOptions().dtype(dtype);
   if (info.nbytes() == 0)
     return torch::empty(info.shape, options);
+  check_unchanged_size(*data_, info);
+  if (data_->copy_on_load)
+    return read_copy(*data_, info, dtype);
   char *bytes = static_cast<char *>(data_->mapping->address) + data_->data_offset + info.begin;
   if (dtype == torch::kBool)
     check_bool_bytes(*data_, info, bytes, info.nbytes());
@@ -495,9 +573,19 @@ torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
   }
   // Misaligned (writers that do not pad, such as old reference versions):
   // LibTorch kernels assume aligned elements, so copy.
-  auto copy = torch::empty(info.shape, options);
-  std::memcpy(copy.data_ptr(), bytes, static_cast<std::size_t>(info.nbytes()));
-  return copy;
+  return read_copy(*data_, info, dtype);
+}
+
+torch::Tensor SafetensorsFile::private_tensor(std::string_view name) const {
+  const TensorInfo &info = this->info(name);
+  const torch::Dtype dtype = loadable_dtype(*data_, info);
+  if (info.nbytes() == 0)
+    return torch::empty(info.shape, torch::TensorOptions().dtype(dtype));
+  check_unchanged_size(*data_, info);
+  if (info.nbytes() >= kPrivateMappingFrom && !data_->copy_on_load)
+    if (auto mapped = map_private(*data_, info, dtype); mapped.defined())
+      return mapped;
+  return read_copy(*data_, info, dtype);
 }
 
 torch::Tensor SafetensorsFile::tensor(std::string_view name, torch::Dtype dtype,
@@ -508,8 +596,10 @@ torch::Tensor SafetensorsFile::tensor(std::string_view name, torch::Dtype dtype,
     return tensor(name);
   auto out = device.is_cpu() ? empty_cpu(info.shape, dtype)
                              : torch::empty(info.shape, torch::TensorOptions().dtype(dtype).device(device));
-  if (info.nbytes() > 0 && !device.is_meta())
+  if (info.nbytes() > 0 && !device.is_meta()) {
+    check_unchanged_size(*data_, info);
     read_converted(*data_, info, source, out);
+  }
   return out;
 }
 

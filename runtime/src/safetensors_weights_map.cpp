@@ -1,3 +1,4 @@
+#include <metaguard/dtype.h>
 #include <metaguard/safetensors_weights_map.h>
 
 namespace metaguard {
@@ -18,10 +19,14 @@ bool SafetensorsWeightsMap::contains(const std::string &name) const {
 }
 
 torch::Tensor SafetensorsWeightsMap::load(const std::string &name) const {
+  const SafetensorsFile &file = checkpoint_->file_of(name);
   const auto it = dtypes_.find(name);
-  if (it == dtypes_.end())
-    return checkpoint_->tensor(name);
-  return checkpoint_->tensor(name, it->second);
+  // A private tensor, fresh at every load: the hook hands it to a forward
+  // (or load_offloaded_parameter to the caller), and a write through it must
+  // not reach the next load. (Converted tensors are fresh copies anyway.)
+  if (it == dtypes_.end() || torch_dtype_from_safetensors(file.info(name).dtype) == it->second)
+    return file.private_tensor(name);
+  return file.tensor(name, it->second);
 }
 
 std::vector<std::string> SafetensorsWeightsMap::names() const { return checkpoint_->names(); }

@@ -1,5 +1,6 @@
 #include <metaguard/checkpoint.h>
 #include <metaguard/offload_hook.h>
+#include <metaguard/pretrained_model.h>
 #include <metaguard/saving.h>
 
 #include "posix_file.h"
@@ -7,10 +8,16 @@
 
 #include <torch/torch.h>
 
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <system_error>
+#include <unistd.h>
 
 namespace metaguard {
 namespace {
@@ -94,17 +101,182 @@ void check_targets(const std::filesystem::path &dir, const std::vector<detail::A
   }
 }
 
-// Files of an earlier checkpoint that the new one does not use.
-void remove_stale(const std::filesystem::path &dir, const std::set<std::string> &written) {
-  static const std::regex shard(R"(model-\d{5}-of-\d{5}\.safetensors)");
+bool is_file(const std::filesystem::path &path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(std::filesystem::symlink_status(path, error));
+}
+
+// The files a load of `dir` uses now (SafetensorsCheckpoint's rule:
+// model.safetensors when present, else the index and the shards it names).
+// An unreadable index names no shards; its files are then left alone.
+std::set<std::string> published_files(const std::filesystem::path &dir) {
+  std::set<std::string> files;
+  if (is_file(dir / kSafetensorsWeightsName))
+    files.insert(kSafetensorsWeightsName);
+  if (!is_file(dir / kSafetensorsIndexName))
+    return files;
+  files.insert(kSafetensorsIndexName);
+  try {
+    std::ifstream in(dir / kSafetensorsIndexName, std::ios::binary);
+    const auto index = nlohmann::json::parse(in);
+    for (const auto &[tensor, file] : index.at("weight_map").items())
+      if (file.is_string() && file.get<std::string>().find('/') == std::string::npos)
+        files.insert(file.get<std::string>());
+  } catch (const std::exception &) {
+  }
+  return files;
+}
+
+const std::regex &shard_pattern() {
+  // model-00001-of-00002.safetensors, or with a save tag:
+  // model-1a2b3c4d-00001-of-00002.safetensors
+  static const std::regex pattern(R"(model-(?:[0-9a-f]{8}-)?\d{5}-of-\d{5}\.safetensors)");
+  return pattern;
+}
+
+// Shard names for this save: transformers' names, unless the checkpoint in
+// place uses one of them. Then the shards get a tag of this save, because
+// they must not overwrite files that the published index still names before
+// the new index replaces it.
+std::vector<std::string> shard_names(std::size_t count, const std::set<std::string> &in_use) {
+  std::vector<std::string> names;
+  if (count == 1)
+    return {kSafetensorsWeightsName};
+  bool clash = false;
+  for (std::size_t i = 0; i < count; ++i) {
+    names.push_back(shard_name(i, count));
+    clash = clash || in_use.count(names.back()) != 0;
+  }
+  if (!clash)
+    return names;
+  static std::atomic<unsigned> counter{0};
+  for (unsigned attempt = 0;; ++attempt) {
+    char tag[16];
+    const auto seed = static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                      (static_cast<unsigned>(::getpid()) << 16) ^ (counter++ * 2654435761u) ^ attempt;
+    std::snprintf(tag, sizeof tag, "%08x", seed);
+    clash = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      names[i] = "model-" + std::string(tag) + shard_name(i, count).substr(5);
+      clash = clash || in_use.count(names[i]) != 0;
+    }
+    if (!clash)
+      return names;
+  }
+}
+
+// A temporary of an earlier save that died (its process is gone):
+// .<one of our names>.tmp-<pid>-<n>.
+bool is_dead_temporary(const std::string &name) {
+  static const std::regex pattern(R"(\.(.+)\.tmp-(\d+)-\d+)");
+  std::smatch match;
+  if (!std::regex_match(name, match, pattern))
+    return false;
+  const std::string target = match[1];
+  if (target != kSafetensorsWeightsName && target != kSafetensorsIndexName && target != "config.json" &&
+      !std::regex_match(target, shard_pattern()))
+    return false;
+  const auto pid = static_cast<pid_t>(std::stoll(match[2]));
+  return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// After the new checkpoint is published: the old checkpoint's files it does
+// not use, shards that no index names (left by a save that died before
+// publishing), and temporaries of dead saves. Best effort: whatever stays is
+// never read by a load, and the next save tries again.
+void remove_unused(const std::filesystem::path &dir, const std::set<std::string> &old_files,
+                   const std::set<std::string> &written) {
   std::error_code error;
   for (const auto &item : std::filesystem::directory_iterator(dir, error)) {
     const std::string name = item.path().filename().string();
-    const bool ours = name == kSafetensorsWeightsName || name == kSafetensorsIndexName ||
-                      std::regex_match(name, shard);
-    if (ours && !written.count(name) && item.is_regular_file(error))
-      std::filesystem::remove(item.path(), error);
+    if (written.count(name) || !is_file(item.path()))
+      continue;
+    const bool ours = old_files.count(name) || name == kSafetensorsWeightsName ||
+                      name == kSafetensorsIndexName || std::regex_match(name, shard_pattern()) ||
+                      is_dead_temporary(name);
+    if (ours)
+      detail::remove_file(item.path());
   }
+}
+
+// Undoes the renames of a save that failed before its commit point.
+void unpublish(const std::filesystem::path &dir, const std::set<std::string> &names) {
+  for (const auto &name : names)
+    detail::remove_file(dir / name);
+}
+
+// SaveOptions.config, else the config the model remembers.
+const Config &config_to_save(const torch::nn::Module &module, const SaveOptions &options) {
+  static const Config none = nullptr;
+  if (!options.save_config)
+    return none;
+  if (!options.config.is_null())
+    return options.config;
+  if (const auto *model = dynamic_cast<const PreTrainedModel *>(&module))
+    return model->config();
+  return none;
+}
+
+// Publishes the written files so that a crash at any instant leaves a
+// folder that loads either the old checkpoint or the new one (see
+// docs/runtime-loading.md, "Crash consistency"). Everything is already
+// written and fsynced under temporary names. Shards go first under names
+// the old checkpoint does not use, then one step commits:
+//   * single file: renaming model.safetensors into place (a load prefers it);
+//   * sharded: renaming the index into place, then, if the old checkpoint
+//     was a single file, removing model.safetensors (until then a load still
+//     prefers the old file).
+// config.json follows the commit, then the old files are removed.
+void publish(const std::filesystem::path &dir, std::vector<detail::AtomicFile> &files,
+             const std::set<std::string> &old_files, bool sharded) {
+  const std::string commit_name = sharded ? kSafetensorsIndexName : kSafetensorsWeightsName;
+  std::set<std::string> written, renamed;
+  for (const auto &file : files)
+    written.insert(file.target().filename().string());
+  try {
+    for (auto &file : files) {
+      const std::string name = file.target().filename().string();
+      if (name == commit_name || name == "config.json")
+        continue;
+      file.publish();
+      renamed.insert(name);
+    }
+    detail::sync_directory(dir); // the shards are durable before anything names them
+    for (auto &file : files)
+      if (file.target().filename() == commit_name) {
+        file.publish();
+        renamed.insert(commit_name);
+      }
+    if (sharded && old_files.count(kSafetensorsWeightsName) &&
+        !detail::remove_file(dir / kSafetensorsWeightsName))
+      fail(dir, "the old " + std::string(kSafetensorsWeightsName) +
+                    " could not be removed to make way for the sharded checkpoint: " +
+                    detail::errno_text(errno));
+  } catch (const FormatError &) {
+    if (!renamed.count(commit_name) || sharded) {
+      unpublish(dir, renamed); // the old checkpoint is still the one a load sees
+      detail::sync_directory(dir);
+    }
+    throw;
+  }
+  detail::sync_directory(dir);
+  std::string config_error;
+  for (auto &file : files)
+    if (file.target().filename() == "config.json") {
+      try {
+        file.publish();
+      } catch (const FormatError &e) {
+        written.erase("config.json");
+        config_error = e.what();
+      }
+    }
+  remove_unused(dir, old_files, written);
+  detail::sync_directory(dir);
+  if (!config_error.empty())
+    throw FormatError("saved the weights to '" + dir.string() +
+                      "', but config.json could not be replaced (" + config_error +
+                      "); the folder holds the new weights with the previous config.json: save "
+                      "again once the cause is fixed");
 }
 
 } // namespace
@@ -121,18 +293,18 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
 
   const auto entries = entries_of(module);
   const auto shards = plan_shards(entries, options.max_shard_size.bytes());
+  const std::set<std::string> old_files = published_files(dir);
+  const auto names = shard_names(shards.size(), old_files);
   std::vector<detail::AtomicFile> files;
   nlohmann::json weight_map = nlohmann::json::object();
   std::int64_t total_size = 0;
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    const std::string name =
-        shards.size() == 1 ? std::string(kSafetensorsWeightsName) : shard_name(i, shards.size());
-    files.emplace_back(dir / name);
+    files.emplace_back(dir / names[i]);
     detail::write_safetensors(files.back(), materialise(module, shards[i], offloaded),
                               {{"format", "pt"}});
     files.back().finish();
     for (const Entry *entry : shards[i]) {
-      weight_map[entry->name] = name;
+      weight_map[entry->name] = names[i];
       total_size += entry->nbytes;
     }
   }
@@ -141,17 +313,10 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
                                   {"weight_map", weight_map}};
     write_text(files, dir / kSafetensorsIndexName, index.dump(2) + "\n");
   }
-  if (!options.config.is_null())
-    write_text(files, dir / "config.json", options.config.dump(2) + "\n");
-
+  if (const Config &config = config_to_save(module, options); !config.is_null())
+    write_text(files, dir / "config.json", config.dump(2) + "\n");
   check_targets(dir, files);
-  std::set<std::string> written;
-  for (auto &file : files) {
-    file.publish(); // the index after its shards: readers never see it first
-    written.insert(file.target().filename().string());
-  }
-  detail::sync_directory(dir);
-  remove_stale(dir, written);
+  publish(dir, files, old_files, shards.size() > 1);
 }
 
 } // namespace metaguard

@@ -1,5 +1,6 @@
 // Files written by the reference safetensors implementation (see
-// ../shared/testdata/safetensors-reference/README.md for their contents).
+// test/data/safetensors-reference/README.md for where they come from and
+// their contents).
 #include <metaguard/metaguard.h>
 
 #include "test_paths.h"
@@ -12,7 +13,7 @@ namespace {
 using metaguard::SafetensorsFile;
 
 const std::filesystem::path kDir =
-    std::filesystem::path(METAGUARD_SHARED_TESTDATA) / "safetensors-reference";
+    std::filesystem::path(METAGUARD_TEST_DATA) / "safetensors-reference";
 
 struct Expected {
   const char *name;

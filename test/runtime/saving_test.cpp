@@ -229,4 +229,59 @@ TEST(SavingTest, ResavingAZeroCopyLoadedModelOverItsOwnFilesIsSafe) {
   EXPECT_TRUE(torch::equal(again->fc2->weight, original->fc2->weight));
 }
 
+// A model that remembers its config (PreTrainedModel).
+struct RememberingImpl : metaguard::PreTrainedModel {
+  explicit RememberingImpl(const metaguard::Config &config)
+      : fc(register_module("fc", torch::nn::Linear(config.at("d").get<int64_t>(), 3))) {}
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(Remembering);
+
+const metaguard::Config kRememberedConfig = {{"d", 5}, {"name", "remembering"}};
+
+TEST(SavingConfigTest, LoadSaveLoadRoundTripsWithoutPassingTheConfig) {
+  TempDir first, second;
+  metaguard::SaveOptions options;
+  options.config = kRememberedConfig;
+  Remembering original(kRememberedConfig);
+  metaguard::save_pretrained(*original, first.path(), options);
+  auto loaded = metaguard::from_pretrained<Remembering>(first.path());
+  EXPECT_EQ(loaded->config(), kRememberedConfig);
+  metaguard::save_pretrained(*loaded, second.path()); // no config passed
+  EXPECT_EQ(metaguard::load_config(second.path()), kRememberedConfig);
+  auto again = metaguard::from_pretrained<Remembering>(second.path());
+  EXPECT_TRUE(torch::equal(again->fc->weight, original->fc->weight));
+  EXPECT_EQ(again->config(), kRememberedConfig);
+}
+
+TEST(SavingConfigTest, AModelFromConfigRemembersItAndSavesIt) {
+  TempDir dir;
+  auto model = metaguard::from_config<Remembering>(kRememberedConfig);
+  EXPECT_EQ(model->config(), kRememberedConfig);
+  metaguard::save_pretrained(*model, dir.path());
+  auto loaded = metaguard::from_pretrained<Remembering>(dir.path());
+  EXPECT_TRUE(torch::equal(loaded->fc->bias, model->fc->bias));
+}
+
+TEST(SavingConfigTest, SaveOptionsCanReplaceOrSkipTheRememberedConfig) {
+  TempDir replaced, skipped;
+  auto model = metaguard::from_config<Remembering>(kRememberedConfig);
+  metaguard::SaveOptions options;
+  options.config = {{"d", 5}, {"name", "other"}};
+  metaguard::save_pretrained(*model, replaced.path(), options);
+  EXPECT_EQ(metaguard::load_config(replaced.path()).at("name").get<std::string>(), "other");
+  metaguard::SaveOptions no_config;
+  no_config.save_config = false;
+  metaguard::save_pretrained(*model, skipped.path(), no_config);
+  EXPECT_FALSE(std::filesystem::exists(skipped / "config.json"));
+  EXPECT_TRUE(std::filesystem::exists(skipped / "model.safetensors"));
+}
+
+TEST(SavingConfigTest, APlainModuleWithoutAConfigSavesNoConfig) {
+  TempDir dir;
+  Three model;
+  metaguard::save_pretrained(*model, dir.path());
+  EXPECT_FALSE(std::filesystem::exists(dir / "config.json"));
+}
+
 } // namespace

@@ -16,6 +16,7 @@
 #include <metaguard/config.h>
 #include <metaguard/device.h>
 #include <metaguard/device_map.h>
+#include <metaguard/pretrained_model.h>
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
@@ -72,16 +73,22 @@ template <class Model> torch::nn::Module &module_of(Model &model) {
   }
 }
 
+// A PreTrainedModel remembers the config it was built from, for
+// save_pretrained.
+inline void remember_config(torch::nn::Module &module, const Config &config) {
+  if (auto *model = dynamic_cast<PreTrainedModel *>(&module))
+    model->set_config(config);
+}
+
 template <class Model> Model construct(const Config &config) {
-  if constexpr (std::is_constructible_v<Model, const Config &>) {
-    return Model(config);
-  } else {
-    static_assert(torch::detail::is_module_holder<Model>::value ||
-                      std::is_base_of_v<torch::nn::Module, Model>,
-                  "from_config<Model> constructs Model(config): give Model (or its Impl) a "
-                  "constructor taking const metaguard::Config&");
-    return Model(config);
-  }
+  static_assert(std::is_constructible_v<Model, const Config &> ||
+                    torch::detail::is_module_holder<Model>::value ||
+                    std::is_base_of_v<torch::nn::Module, Model>,
+                "from_config<Model> constructs Model(config): give Model (or its Impl) a "
+                "constructor taking const metaguard::Config&");
+  Model model(config);
+  remember_config(module_of(model), config);
+  return model;
 }
 
 // Turns every parameter (and buffer, when include_buffers) that is not on

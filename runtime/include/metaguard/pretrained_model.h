@@ -3,6 +3,8 @@
 // while some parameters are offloaded.
 #pragma once
 
+#include <metaguard/config.h>
+
 #include <torch/nn/module.h>
 
 #include <string>
@@ -23,8 +25,16 @@ public:
   void to(torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Device device, bool non_blocking = false) override;
 
+  // The config the model was built from: set by from_pretrained and
+  // from_config (null for a model constructed by hand until set_config), and
+  // written as config.json by save_pretrained, so a loaded model saves and
+  // reloads without passing its config again.
+  const Config &config() const { return config_; }
+  void set_config(Config config) { config_ = std::move(config); }
+
 private:
   void refuse_if_offloaded(const std::string &target) const;
+  Config config_ = nullptr;
 };
 
 } // namespace metaguard

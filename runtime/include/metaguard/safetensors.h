@@ -3,7 +3,10 @@
 // Reading maps the file privately (copy-on-write): tensors whose dtype and
 // alignment allow it point straight into the mapping, so loading copies
 // nothing, and writing to such a tensor changes only this process's copy of
-// the page, never the file. Every malformed input gives a FormatError naming
+// the page, never the file. Such a tensor still depends on the file: if
+// another process truncates it, touching the lost pages raises SIGBUS.
+// metaguard's own reads of mapped bytes turn that into a FormatError naming
+// the file; SafetensorsOptions::copy_on_load makes tensors independent. Every malformed input gives a FormatError naming
 // the file, the tensor (when there is one) and the reason.
 #pragma once
 
@@ -31,6 +34,12 @@ struct SafetensorsOptions {
   // file costs one sequential pass instead of a fault per page later. Off
   // when only a few tensors will be read.
   bool populate = false;
+  // Hand out copies instead of views into the mapping: every tensor then owns
+  // its memory and no longer depends on the file, so another process
+  // truncating or rewriting the file cannot reach it (a mapped tensor would
+  // die of SIGBUS). Costs a read of every tensor; for files on shared or
+  // network file systems that others may rewrite.
+  bool copy_on_load = false;
 };
 
 // One tensor's entry in the header. Offsets are relative to the data section
@@ -77,7 +86,17 @@ public:
   // A CPU tensor with the file's dtype. Zero-copy (it keeps the mapping
   // alive) when the data is aligned for its dtype; otherwise a copy. Throws
   // FormatError naming tensor and dtype when LibTorch cannot hold the dtype.
+  // Zero-copy tensors of one file share the file's one private mapping: two
+  // calls for the same name return views of the same memory, so a write
+  // through one shows in the other (never in the file). Use private_tensor
+  // for a value nobody else can change.
   torch::Tensor tensor(std::string_view name) const;
+  // A CPU tensor with the file's dtype whose memory nothing else shares: a
+  // copy read from the file (below 8 MiB), or a copy-on-write mapping of its
+  // own (8 MiB and up, where that is cheaper than copying). Writes to it change
+  // nothing else, and writes to other tensors of this file never show in it.
+  // What offloading hooks load.
+  torch::Tensor private_tensor(std::string_view name) const;
   // The tensor converted to `dtype` and placed on `device`. When that is what
   // the file holds on the CPU this is tensor(name) (zero-copy); otherwise the
   // bytes are read in chunks straight into a fresh tensor, so memory grows by

@@ -23,8 +23,9 @@ public:
                                  const SafetensorsOptions &options = {});
 
   bool contains(const std::string &name) const override;
-  // A CPU tensor; zero-copy from the shard's mapping when no conversion is
-  // needed. Throws FormatError naming the file and tensor.
+  // A CPU tensor of its own, fresh at every call (SafetensorsFile::
+  // private_tensor, or a converted copy): writing to it never changes a later
+  // load or the file. Throws FormatError naming the file and tensor.
   torch::Tensor load(const std::string &name) const override;
   std::vector<std::string> names() const override;
 
