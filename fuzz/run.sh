@@ -47,23 +47,31 @@ for target in "${targets[@]}"; do
   # -close_fd_mask=1: the targets' own stdout is noise; sanitizer and
   # libFuzzer reports still reach the log.
   "$BUILD/fuzz/fuzz_$target" "$corpus" "$ROOT/fuzz/corpus/$target" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2560 -max_len=16384 \
+    -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 -max_len=16384 \
     -detect_leaks=1 -print_final_stats=1 -close_fd_mask=1 \
     -artifact_prefix="$artifacts/" >"$log" 2>&1
   rc=$?
   grep -E '^#[0-9]+' "$log" | tail -n 1
   grep -E '^stat::' "$log"
   if [ "$rc" -ne 0 ]; then
-    status=1
     echo "fuzz_$target FOUND A PROBLEM (exit $rc); minimising into $regressions"
     mkdir -p "$regressions"
     for crash in "$artifacts"/*; do
       [ -f "$crash" ] || continue
+      case "$crash" in *.reported|*.unreproducible) continue ;; esac
       name="$(basename "$crash")"
-      "$BUILD/fuzz/fuzz_$target" "$crash" -minimize_crash=1 -max_total_time=60 -timeout=10 \
+      # A timeout on a loaded machine may be the machine, not the input:
+      # only what fails again on its own is a finding.
+      if "$BUILD/fuzz/fuzz_$target" "$crash" -timeout=25 -rss_limit_mb=2560 >>"$log.recheck" 2>&1; then
+        echo "  $name did not fail again on its own (a slow machine?); kept as $crash.unreproducible"
+        mv "$crash" "$crash.unreproducible"
+        continue
+      fi
+      "$BUILD/fuzz/fuzz_$target" "$crash" -minimize_crash=1 -max_total_time=60 -timeout=25 \
         -exact_artifact_path="$regressions/$name" >>"$log.minimize" 2>&1
       [ -f "$regressions/$name" ] || cp "$crash" "$regressions/$name"
       echo "  $regressions/$name"
+      status=1
       mv "$crash" "$crash.reported"
     done
   fi
