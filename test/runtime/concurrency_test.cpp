@@ -134,9 +134,11 @@ TEST_F(ConcurrencyTest, ThreadsRunForwardsOfOneSharedOffloadedModel) {
     }
   });
   // Every guard has ended: the offloaded parameters are meta again.
-  for (const auto &item : shared.named_parameters(true))
-    if (item.key().rfind("blocks", 0) == 0 || item.key().rfind("head", 0) == 0)
+  for (const auto &item : shared.named_parameters(true)) {
+    if (item.key().rfind("blocks", 0) == 0 || item.key().rfind("head", 0) == 0) {
       EXPECT_TRUE(item.value().is_meta()) << item.key();
+    }
+  }
   metaguard::verify_dispatch(shared);
 }
 
