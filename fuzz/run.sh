@@ -36,6 +36,10 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_odr_violation=0:allocator_may_return
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 status=0
+# Wall-clock seconds one input may take. A niced fuzzer on a shared, loaded
+# machine can be starved for tens of seconds (seen: 35 s for an input that
+# takes 0.1 s alone), so the default is generous; a real hang still trips it.
+timeout="${METAGUARD_FUZZ_TIMEOUT:-120}"
 mkdir -p "$BUILD/fuzz-logs"
 for target in "${targets[@]}"; do
   corpus="$BUILD/corpus/$target"
@@ -47,7 +51,7 @@ for target in "${targets[@]}"; do
   # -close_fd_mask=1: the targets' own stdout is noise; sanitizer and
   # libFuzzer reports still reach the log.
   "$BUILD/fuzz/fuzz_$target" "$corpus" "$ROOT/fuzz/corpus/$target" \
-    -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2560 -max_len=16384 \
+    -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2560 -max_len=16384 \
     -detect_leaks=1 -print_final_stats=1 -close_fd_mask=1 \
     -artifact_prefix="$artifacts/" >"$log" 2>&1
   rc=$?
@@ -62,12 +66,12 @@ for target in "${targets[@]}"; do
       name="$(basename "$crash")"
       # A timeout on a loaded machine may be the machine, not the input:
       # only what fails again on its own is a finding.
-      if "$BUILD/fuzz/fuzz_$target" "$crash" -timeout=25 -rss_limit_mb=2560 >>"$log.recheck" 2>&1; then
+      if "$BUILD/fuzz/fuzz_$target" "$crash" -timeout="$timeout" -rss_limit_mb=2560 >>"$log.recheck" 2>&1; then
         echo "  $name did not fail again on its own (a slow machine?); kept as $crash.unreproducible"
         mv "$crash" "$crash.unreproducible"
         continue
       fi
-      "$BUILD/fuzz/fuzz_$target" "$crash" -minimize_crash=1 -max_total_time=60 -timeout=25 \
+      "$BUILD/fuzz/fuzz_$target" "$crash" -minimize_crash=1 -max_total_time=60 -timeout="$timeout" \
         -exact_artifact_path="$regressions/$name" >>"$log.minimize" 2>&1
       [ -f "$regressions/$name" ] || cp "$crash" "$regressions/$name"
       echo "  $regressions/$name"
