@@ -238,7 +238,14 @@ std::int64_t OffloadFolder::check(const std::string &name) const {
                        "); index.json lists it, so the folder is stale or was partly deleted: dispatch the "
                        "model again to rewrite it");
   // accelerate stores a 0-d tensor as one element (numpy memmaps cannot be 0-d).
-  const std::int64_t expected = numel_of(e.shape) * static_cast<std::int64_t>(c10::elementSize(d));
+  std::int64_t expected = 0;
+  // The index is data: a shape whose byte count overflows must be an error,
+  // not a wrapped size that could match some file.
+  if (__builtin_mul_overflow(numel_of(e.shape), static_cast<std::int64_t>(c10::elementSize(d)), &expected))
+    throw OffloadError("entry '" + name + "' of " + (folder_ / "index.json").string() + " has shape " +
+                       c10::str(c10::IntArrayRef(e.shape)) + " of " + e.dtype_name +
+                       ", whose size in bytes overflows 64 bits; the offload folder is damaged: dispatch the "
+                       "model again to rewrite it");
   if (static_cast<std::int64_t>(st.st_size) != expected) {
     std::ostringstream msg;
     msg << "the data of " << describe(name, file) << " has " << st.st_size << " bytes, but index.json says "

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 namespace metaguard {
@@ -60,7 +61,17 @@ std::int64_t parse_size(std::string_view text) {
     throw bad_size(text, "has an unknown unit");
   // Fractions ("1.5GB") are allowed, as in accelerate; long double keeps
   // every int64 byte count exact enough to detect overflow.
-  const long double value = std::stold(number) * static_cast<long double>(factor);
+  // std::stold throws its own exceptions for "." and for digit strings
+  // beyond long double's range: report them as bad sizes.
+  long double parsed = 0;
+  try {
+    parsed = std::stold(number);
+  } catch (const std::invalid_argument &) {
+    throw bad_size(text, "has no number");
+  } catch (const std::out_of_range &) {
+    throw bad_size(text, "is too large");
+  }
+  const long double value = parsed * static_cast<long double>(factor);
   if (value >= static_cast<long double>(std::numeric_limits<std::int64_t>::max()))
     throw bad_size(text, "is too large");
   return static_cast<std::int64_t>(value);

@@ -53,8 +53,11 @@ protected:
     return original_->forward(metaguard_test::sample_ids());
   }
   void expect_same_weights(TinyTransformer &model) {
+    // Kept alive: find() points into the dictionary (found by ASan: a
+    // temporary dictionary here left `loaded` dangling).
+    const auto loaded_parameters = model->named_parameters();
     for (const auto &item : original_->named_parameters()) {
-      const auto *loaded = model->named_parameters().find(item.key());
+      const auto *loaded = loaded_parameters.find(item.key());
       ASSERT_NE(loaded, nullptr) << item.key();
       EXPECT_FALSE(loaded->is_meta()) << item.key();
       EXPECT_TRUE(torch::equal(*loaded, item.value())) << item.key();
@@ -183,8 +186,9 @@ TEST_F(LoadingTest, ConvertsFloatingWeightsToTheRequestedDtype) {
   LoadOptions options;
   options.dtype = torch::kBFloat16;
   auto model = metaguard::from_pretrained<TinyTransformer>(dir_.path(), options);
+  const auto loaded_parameters = model->named_parameters();
   for (const auto &item : original_->named_parameters()) {
-    const auto &loaded = *model->named_parameters().find(item.key());
+    const auto &loaded = *loaded_parameters.find(item.key());
     EXPECT_EQ(loaded.scalar_type(), torch::kBFloat16) << item.key();
     EXPECT_TRUE(torch::equal(loaded, item.value().to(torch::kBFloat16))) << item.key();
   }

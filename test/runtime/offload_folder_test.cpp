@@ -211,6 +211,17 @@ TEST_F(OffloadFolderTest, MalformedIndexesAreRefused) {
   expect_offload_error([&] { OffloadFolder f(dir_); }, {"'x'", "dtype"});
 }
 
+// Found by fuzz_offload_folder: elements x element size overflowed int64
+// (undefined behaviour) instead of being refused.
+TEST_F(OffloadFolderTest, AShapeWhoseByteCountOverflowsIsRefused) {
+  fs::create_directories(dir_);
+  write_file(dir_ / "index.json", R"({"w": {"dtype": "float32", "shape": [4611686018427387904]}})");
+  write_file(dir_ / "w.dat", "");
+  OffloadFolder folder(dir_);
+  expect_offload_error([&] { folder.load("w"); }, {"'w'", "index.json", "overflows"});
+  expect_offload_error([&] { folder.check("w"); }, {"'w'", "overflows"});
+}
+
 TEST_F(OffloadFolderTest, UnknownTensorSaysTheFolderIsStale) {
   metaguard::offload_tensors(dir_, {{"a", torch::ones({1})}});
   OffloadFolder folder(dir_);

@@ -28,6 +28,20 @@ TEST(SizeTest, BadStringsAreNamed) {
   }
 }
 
+// Found by fuzz_sizes: std::stold's own std::invalid_argument and
+// std::out_of_range escaped instead of metaguard::Error.
+TEST(SizeTest, NumbersStoldRejectsAreBadSizesToo) {
+  const std::string huge = std::string(5000, '9') + "GB";
+  for (const std::string &bad : {std::string("."), std::string(".GB"), huge}) {
+    try {
+      metaguard::parse_size(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const metaguard::Error &e) {
+      EXPECT_NE(std::string(e.what()).find("'" + bad + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(SizeTest, SizeAcceptsNumbersAndStrings) {
   EXPECT_EQ(metaguard::Size(100).bytes(), 100);
   EXPECT_EQ(metaguard::Size("2KiB").bytes(), 2048);
