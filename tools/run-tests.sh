@@ -6,6 +6,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 set +e
 metaguard_setup || { echo "summary: 0 passed, 1 failed"; exit 1; }
+metaguard_install_sarif_validator || { echo "summary: 0 passed, 1 failed"; exit 1; }
 
 LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 logs="$METAGUARD_BUILD_DIR/test-logs"
