@@ -200,8 +200,9 @@ def parse_diagnostics(output):
             if findings:
                 findings[-1]["notes"].append(diag)
             continue
-        diag.update(level=match["level"], check=match["check"] or "clang-diagnostic-error",
-                    notes=[])
+        # WarningsAsErrors appends ",-warnings-as-errors" to the check name.
+        check = (match["check"] or "clang-diagnostic-error").split(",")[0]
+        diag.update(level=match["level"], check=check, notes=[])
         findings.append(diag)
     return findings
 
