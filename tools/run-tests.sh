@@ -12,8 +12,9 @@ LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 logs="$METAGUARD_BUILD_DIR/test-logs"
 mkdir -p "$logs"
 
-echo "== lit: clang-tidy checks and tools"
-python3 "$LIT" -sv -j "$METAGUARD_JOBS" "$METAGUARD_BUILD_DIR/test/checks" "$METAGUARD_BUILD_DIR/test/tools" 2>&1 | tee "$logs/lit.log"
+echo "== lit: clang-tidy checks, tools and packaging"
+python3 "$LIT" -sv -j "$METAGUARD_JOBS" "$METAGUARD_BUILD_DIR/test/checks" "$METAGUARD_BUILD_DIR/test/tools" \
+  "$METAGUARD_BUILD_DIR/test/package" 2>&1 | tee "$logs/lit.log"
 lit_status=${PIPESTATUS[0]}
 
 echo "== ctest: runtime"
