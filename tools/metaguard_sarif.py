@@ -80,6 +80,9 @@ def foreign_rule(rule_id):
     """A rule that fired but is not metaguard's (a compiler error, another check)."""
     if rule_id.startswith("clang-diagnostic-"):
         what = "a compiler diagnostic (the file did not compile as the database says)"
+    elif rule_id.startswith("metaguard-"):
+        what = ("a metaguard check whose page was not found (set METAGUARD_DOCS_DIR to "
+                "metaguard's docs/checks folder)")
     else:
         what = "a clang-tidy check that is not part of metaguard"
     text = f"{rule_id}: {what}."

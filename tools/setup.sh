@@ -14,8 +14,9 @@ METAGUARD_PACKAGES=(
   clang-19 clang-tidy-19 clang-format-19 libclang-19-dev llvm-19-dev llvm-19-tools
   libtorch-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libclang-rt-19-dev
-  libicu72
+  libicu72 dpkg-dev
 )
+# dpkg-dev: dpkg-shlibdeps, for the metaguard-clangd .deb's dependencies.
 # The tests validate SARIF with Microsoft's validator, an npm package (a .NET
 # program; libicu72 above is its ICU). npm comes from Debian's nodejs/npm
 # unless some other node is already on PATH (e.g. NodeSource's, which
