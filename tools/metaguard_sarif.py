@@ -188,10 +188,10 @@ def render(findings, files, root, version, docs_url=None):
               "version": version, "semanticVersion": version, "rules": rules}
     if docs_url:
         driver["informationUri"] = docs_url
+    # The checked files go in the property bag, not in run.artifacts: GitHub
+    # limits array sizes, and a large project checks many thousands of files.
     run = {"tool": {"driver": driver},
            "originalUriBaseIds": {SRCROOT: {"uri": file_uri(root.rstrip("/") + "/")}},
-           "artifacts": [{"location": artifact_location(f, root), "roles": ["analysisTarget"]}
-                         for f in files],
            "columnKind": "utf16CodeUnits",
            "results": results,
            "properties": {"metaguard": {"sourceRoot": root, "files": files,

@@ -4,13 +4,15 @@ the rules and how they are described, the URI bases, and each result with its
 location, region, fingerprint and related locations. Usage: sarif-facts.py R.sarif
 """
 import json
+import os
 import sys
 
 with open(sys.argv[1], encoding="utf-8") as handle:
     run = json.load(handle)["runs"][0]
 driver = run["tool"]["driver"]
 print("bases:", json.dumps(run.get("originalUriBaseIds"), sort_keys=True))
-print("artifacts:", " ".join(a["location"]["uri"] for a in run.get("artifacts", [])))
+saved = run["properties"]["metaguard"]
+print("files:", " ".join(os.path.relpath(f, saved["sourceRoot"]) for f in saved["files"]))
 for rule in driver["rules"]:
     print(f"rule {rule['id']} name={rule.get('name')} level={rule['defaultConfiguration']['level']}"
           f" tags={','.join(rule['properties']['tags'])} helpUri={rule.get('helpUri', '-')}")
