@@ -19,11 +19,16 @@ set(CPACK_DEBIAN_METAGUARD_PACKAGE_NAME metaguard)
 # The plugin loads into Debian's clang-tidy-19; the driver is Python; the
 # runtime's headers and CMake package need LibTorch and nlohmann/json, and the
 # main job configures the bundled examples with CMake.
-set(CPACK_DEBIAN_METAGUARD_PACKAGE_DEPENDS
-  "clang-tidy-19, python3, libtorch-dev, nlohmann-json3-dev, cmake")
+set(METAGUARD_DEB_DEPENDS "clang-tidy-19, python3, libtorch-dev, nlohmann-json3-dev, cmake")
+set(CPACK_DEBIAN_METAGUARD_PACKAGE_DEPENDS "${METAGUARD_DEB_DEPENDS}")
+# With a single component CPack builds one monolithic package, which reads
+# the package-wide variable instead.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${METAGUARD_DEB_DEPENDS}")
 
 set(CPACK_DEBIAN_CLANGD_PACKAGE_NAME metaguard-clangd)
 set(CPACK_DEBIAN_CLANGD_PACKAGE_SHLIBDEPS ON)
+# Not the package-wide list above: dpkg-shlibdeps adds its libraries.
+set(CPACK_DEBIAN_CLANGD_PACKAGE_DEPENDS "libc6")
 set(CPACK_COMPONENT_CLANGD_DESCRIPTION "clangd with metaguard's checks built in")
 
 include(CPack)
