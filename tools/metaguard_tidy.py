@@ -5,6 +5,10 @@ clang-tidy-19 with the metaguard plugin loaded on every matching source file in
 parallel, and prints the findings as text (compiler style, for terminals and
 editors' problem matchers), JSON, or SARIF 2.1.0 (for code-scanning UIs).
 
+`--shard I/N` checks every N-th source file (a CI matrix runs the N shards in
+parallel) and `metaguard-tidy merge A B ... -o OUT` joins their JSON or SARIF
+reports into the report a single run would have written.
+
 Exit status: 0 no finding (or --exit-zero), 1 findings, 2 the tool could not
 run (bad arguments, missing database, clang-tidy crashed on a file).
 """
@@ -17,6 +21,9 @@ import re
 import shutil
 import subprocess
 import sys
+
+import metaguard_regions
+import metaguard_sarif
 
 VERSION = "0.1.0"
 DEFAULT_CHECKS = "-*,metaguard-*"
@@ -33,9 +40,11 @@ class ToolError(Exception):
 
 
 def default_plugin():
+    """$METAGUARD_PLUGIN, else the plugin beside an installed driver, else build/lib."""
     here = os.path.dirname(os.path.abspath(__file__))
     candidates = [
         os.environ.get("METAGUARD_PLUGIN", ""),
+        os.path.join(here, "libmetaguard_tidy.so"),  # installed: <prefix>/lib/metaguard/
         os.path.join(here, "..", "build", "lib", "libmetaguard_tidy.so"),
         os.path.join(here, "..", "lib", "libmetaguard_tidy.so"),
     ]
@@ -70,8 +79,55 @@ def parse_args(argv):
                         help="extra compiler argument, passed through to clang-tidy")
     parser.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when there are findings")
+    parser.add_argument("--source-root",
+                        help="SARIF locations are relative to this folder (default: the git "
+                             "top level of the current folder, else the current folder)")
+    parser.add_argument("--docs-url", type=parse_docs_url, metavar="URL",
+                        help="absolute URL of a folder holding metaguard's check pages "
+                             "(<URL><check>.md); SARIF then links each rule to its page")
+    parser.add_argument("--shard", type=parse_shard, metavar="I/N",
+                        help="check only shard I of N (1 <= I <= N): every N-th file of the "
+                             "sorted file list; join the reports with 'metaguard-tidy merge'")
     parser.add_argument("--version", action="version", version="%(prog)s " + VERSION)
     return parser.parse_args(argv)
+
+
+def parse_shard(text):
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected I/N with 1 <= I <= N, e.g. 2/4")
+    return int(match[1]), int(match[2])
+
+
+def parse_docs_url(text):
+    if not re.match(r"https?://[^/]+", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an absolute http(s) URL")
+    return text if text.endswith("/") else text + "/"
+
+
+def parse_merge_args(argv):
+    parser = argparse.ArgumentParser(
+        prog="metaguard-tidy merge",
+        description="Join JSON or SARIF reports of --shard runs into one report, the same "
+                    "as a single run over all the files would write.")
+    parser.add_argument("reports", nargs="+", help="reports written by metaguard-tidy")
+    parser.add_argument("-o", "--output", help="write the report here instead of stdout")
+    return parser.parse_args(argv)
+
+
+def source_root(requested):
+    if requested:
+        if not os.path.isdir(requested):
+            raise ToolError(f"--source-root {requested}: no such folder")
+        return os.path.realpath(requested)
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=False)
+    except OSError:
+        top = None
+    if top and top.returncode == 0 and top.stdout.strip():
+        return os.path.realpath(top.stdout.strip())
+    return os.path.realpath(os.getcwd())
 
 
 def load_database(build_dir):
@@ -135,7 +191,7 @@ def parse_diagnostics(output):
         if not match:
             continue
         diag = {
-            "file": os.path.normpath(match["file"]),
+            "file": os.path.abspath(match["file"]),
             "line": int(match["line"]),
             "column": int(match["col"]),
             "message": match["message"],
@@ -144,8 +200,9 @@ def parse_diagnostics(output):
             if findings:
                 findings[-1]["notes"].append(diag)
             continue
-        diag.update(level=match["level"], check=match["check"] or "clang-diagnostic-error",
-                    notes=[])
+        # WarningsAsErrors appends ",-warnings-as-errors" to the check name.
+        check = (match["check"] or "clang-diagnostic-error").split(",")[0]
+        diag.update(level=match["level"], check=check, notes=[])
         findings.append(diag)
     return findings
 
@@ -165,16 +222,31 @@ def run_one(args, plugin, build_dir, source):
     return findings, problem
 
 
+def finding_key(finding):
+    return (finding["file"], finding["line"], finding["column"], finding["check"],
+            finding["message"])
+
+
 def unique(findings):
-    """Drops repeats: a header included by several sources reports once."""
+    """Drops repeats (a header included by several sources reports once) and
+    sorts, so the report does not depend on which run or shard saw a finding first."""
     seen, result = set(), []
     for finding in findings:
-        key = (finding["file"], finding["line"], finding["column"], finding["check"],
-               finding["message"])
+        key = finding_key(finding)
         if key not in seen:
             seen.add(key)
             result.append(finding)
-    return sorted(result, key=lambda f: (f["file"], f["line"], f["column"]))
+    return sorted(result, key=finding_key)
+
+
+def locate_all(findings):
+    """Widens each point to a region and records its line's text (for fingerprints)."""
+    cache = metaguard_regions.SourceCache()
+    for finding in findings:
+        metaguard_regions.locate(finding, cache)
+        for note in finding["notes"]:
+            metaguard_regions.locate(note, cache)
+    return findings
 
 
 def format_text(findings):
@@ -190,40 +262,69 @@ def format_text(findings):
     return "\n".join(lines) + "\n"
 
 
-def format_json(findings, files):
-    return json.dumps({"tool": "metaguard-tidy", "version": VERSION, "files": files,
-                       "findings": findings}, indent=2) + "\n"
+def format_json(findings, files, root):
+    return json.dumps({"tool": "metaguard-tidy", "version": VERSION, "sourceRoot": root,
+                       "files": files, "findings": findings}, indent=2) + "\n"
 
 
-def sarif_location(diag, root):
-    path = os.path.relpath(diag["file"], root) if diag["file"].startswith(root) else diag["file"]
-    return {"physicalLocation": {
-        "artifactLocation": {"uri": path.replace(os.sep, "/"),
-                             **({"uriBaseId": "SRCROOT"} if not os.path.isabs(path) else {})},
-        "region": {"startLine": diag["line"], "startColumn": diag["column"]}}}
-
-
-def format_sarif(findings, root):
-    rules = sorted({f["check"] for f in findings})
-    results = []
-    for f in findings:
-        result = {"ruleId": f["check"], "ruleIndex": rules.index(f["check"]),
-                  "level": "error" if f["level"] == "error" else "warning",
-                  "message": {"text": f["message"]},
-                  "locations": [sarif_location(f, root)]}
-        if f["notes"]:
-            result["relatedLocations"] = [
-                {"id": i, "message": {"text": n["message"]}, **sarif_location(n, root)}
-                for i, n in enumerate(f["notes"])]
-        results.append(result)
-    driver = {"name": "metaguard", "version": VERSION,
-              "informationUri": "docs/checks/",
-              "rules": [{"id": r, "helpUri": f"docs/checks/{r}.md"} for r in rules]}
-    report = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
-              "runs": [{"tool": {"driver": driver},
-                        "originalUriBaseIds": {"SRCROOT": {"uri": "file://" + root + "/"}},
-                        "results": results}]}
+def format_sarif(findings, files, root, docs_url=None):
+    report = metaguard_sarif.render(findings, files, root, VERSION, docs_url)
     return json.dumps(report, indent=2) + "\n"
+
+
+def write_report(report, output):
+    """To stdout, or atomically to a file (no half-written report for a CI upload)."""
+    if not output:
+        sys.stdout.write(report)
+        return
+    temp = output + ".tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(report)
+    os.replace(temp, output)
+
+
+def read_report(path):
+    """(format, findings, files, root, docs_url) from a report this tool wrote."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            report = json.load(handle)
+    except OSError as err:
+        raise ToolError(f"{path}: cannot read: {err.strerror}")
+    except json.JSONDecodeError as err:
+        raise ToolError(f"{path}:{err.lineno}: not valid JSON: {err.msg}")
+    if isinstance(report, dict) and "runs" in report:
+        try:
+            return ("sarif",) + metaguard_sarif.parse(report, path)
+        except ValueError as err:
+            raise ToolError(str(err))
+    if isinstance(report, dict) and {"findings", "files", "sourceRoot"} <= report.keys():
+        return "json", report["findings"], report["files"], report["sourceRoot"], None
+    raise ToolError(f"{path}: not a JSON or SARIF report written by metaguard-tidy")
+
+
+def merge(argv):
+    args = parse_merge_args(argv)
+    reports = [read_report(path) for path in args.reports]
+    kinds = {report[0] for report in reports}
+    roots = {report[3] for report in reports}
+    urls = {report[4] for report in reports}
+    if len(kinds) > 1:
+        raise ToolError("cannot merge JSON with SARIF reports: " + ", ".join(args.reports))
+    if len(roots) > 1:
+        raise ToolError("the reports have different source roots (" + ", ".join(sorted(roots))
+                        + "); run every shard with the same --source-root")
+    if len(urls) > 1:
+        raise ToolError("the reports were written with different --docs-url values")
+    findings = unique([f for report in reports for f in report[1]])
+    files = sorted({f for report in reports for f in report[2]})
+    root = roots.pop()
+    if kinds.pop() == "sarif":
+        report = format_sarif(findings, files, root, urls.pop())
+    else:
+        report = format_json(findings, files, root)
+    write_report(report, args.output)
+    return 0
+
 
 
 def main(argv):
@@ -238,9 +339,13 @@ def main(argv):
         raise ToolError(f"{args.clang_tidy} not found; install clang-tidy-19 (apt-get install "
                         "clang-tidy-19) or pass --clang-tidy")
     build_dir = os.path.abspath(args.build_dir)
+    root = source_root(args.source_root)
     files = select_files(load_database(build_dir), args.paths)
     if not files:
         raise ToolError("no source file to check")
+    if args.shard:
+        index, count = args.shard
+        files = files[index - 1::count]
 
     findings, problems = [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -249,22 +354,15 @@ def main(argv):
             findings.extend(file_findings)
             if problem:
                 problems.append(problem)
-    findings = unique(findings)
+    findings = locate_all(unique(findings))
 
-    root = os.getcwd()
     if args.format == "json":
-        report = format_json(findings, files)
+        report = format_json(findings, files, root)
     elif args.format == "sarif":
-        report = format_sarif(findings, root)
+        report = format_sarif(findings, files, root, args.docs_url)
     else:
         report = format_text(findings)
-    if args.output:
-        temp = args.output + ".tmp"
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(report)
-        os.replace(temp, args.output)
-    else:
-        sys.stdout.write(report)
+    write_report(report, args.output)
     for problem in problems:
         print(f"metaguard-tidy: {problem}", file=sys.stderr)
     if problems:
@@ -274,6 +372,8 @@ def main(argv):
 
 def entry_point():
     try:
+        if sys.argv[1:2] == ["merge"]:
+            return merge(sys.argv[2:])
         return main(sys.argv[1:])
     except ToolError as err:
         print(f"metaguard-tidy: error: {err}", file=sys.stderr)

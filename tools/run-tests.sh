@@ -6,13 +6,15 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 set +e
 metaguard_setup || { echo "summary: 0 passed, 1 failed"; exit 1; }
+metaguard_install_sarif_validator || { echo "summary: 0 passed, 1 failed"; exit 1; }
 
 LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 logs="$METAGUARD_BUILD_DIR/test-logs"
 mkdir -p "$logs"
 
-echo "== lit: clang-tidy checks and tools"
-python3 "$LIT" -sv -j "$METAGUARD_JOBS" "$METAGUARD_BUILD_DIR/test/checks" "$METAGUARD_BUILD_DIR/test/tools" 2>&1 | tee "$logs/lit.log"
+echo "== lit: clang-tidy checks, tools and packaging"
+python3 "$LIT" -sv -j "$METAGUARD_JOBS" "$METAGUARD_BUILD_DIR/test/checks" "$METAGUARD_BUILD_DIR/test/tools" \
+  "$METAGUARD_BUILD_DIR/test/package" 2>&1 | tee "$logs/lit.log"
 lit_status=${PIPESTATUS[0]}
 
 echo "== ctest: runtime"

@@ -18,11 +18,21 @@ METAGUARD_PACKAGES=(
   # Debian's static clangd libraries need (clangd/CMakeLists.txt), and the
   # editor its end-to-end test drives.
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 neovim
+  libicu72 dpkg-dev
 )
+# dpkg-dev: dpkg-shlibdeps, for the metaguard-clangd .deb's dependencies.
+# The tests validate SARIF with Microsoft's validator, an npm package (a .NET
+# program; libicu72 above is its ICU). npm comes from Debian's nodejs/npm
+# unless some other node is already on PATH (e.g. NodeSource's, which
+# bundles npm and conflicts with Debian's npm package).
+METAGUARD_NODE_PACKAGES=(nodejs npm)
+METAGUARD_SARIF_MULTITOOL_VERSION=5.7.0
+METAGUARD_SARIF_MULTITOOL_DIR="$METAGUARD_BUILD_DIR/sarif-multitool"
 
 metaguard_missing_packages() {
-  local pkg
-  for pkg in "${METAGUARD_PACKAGES[@]}"; do
+  local pkg packages=("${METAGUARD_PACKAGES[@]}")
+  command -v npm >/dev/null 2>&1 || packages+=("${METAGUARD_NODE_PACKAGES[@]}")
+  for pkg in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
       echo "$pkg"
     fi
@@ -54,6 +64,24 @@ metaguard_build() {
   local targets=()
   [ "$#" -gt 0 ] && targets=(--target "$@")
   cmake --build "$METAGUARD_BUILD_DIR" -j "$METAGUARD_JOBS" "${targets[@]}"
+}
+
+# Installs the pinned SARIF validator into the build folder (once; about
+# 100 MB) and prints nothing when it is already there. The Linux package holds
+# a self-contained binary that the tests run directly.
+metaguard_install_sarif_validator() {
+  local tool="$METAGUARD_SARIF_MULTITOOL_DIR/node_modules/@microsoft/sarif-multitool-linux"
+  if [ -x "$tool/Sarif.Multitool" ] && grep -q "\"version\": \"$METAGUARD_SARIF_MULTITOOL_VERSION\"" "$tool/package.json"; then
+    return 0
+  fi
+  echo "metaguard: installing @microsoft/sarif-multitool@$METAGUARD_SARIF_MULTITOOL_VERSION (npm)"
+  mkdir -p "$METAGUARD_SARIF_MULTITOOL_DIR"
+  npm install --prefix "$METAGUARD_SARIF_MULTITOOL_DIR" --no-save --no-audit --no-fund \
+    --loglevel=error \
+    "@microsoft/sarif-multitool@$METAGUARD_SARIF_MULTITOOL_VERSION" \
+    "@microsoft/sarif-multitool-linux@$METAGUARD_SARIF_MULTITOOL_VERSION" >/dev/null
+  # Its postinstall script only sets this bit, and newer npm skips such scripts.
+  chmod u+x "$tool/Sarif.Multitool"
 }
 
 metaguard_setup() {

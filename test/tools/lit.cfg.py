@@ -23,3 +23,6 @@ if config.metaguard_clangd:
     config.substitutions.append(("%metaguard-clangd", config.metaguard_clangd))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%runtime_include", os.path.join(config.metaguard_src_root, "runtime", "include")))
+config.substitutions.append(("%mocks", os.path.join(config.metaguard_src_root, "test", "checks", "Inputs")))
+config.substitutions.append(
+    ("%validate-sarif", f"{config.python_executable} {os.path.join(config.test_source_root, 'Inputs', 'validate-sarif.py')} {config.sarif_multitool}"))

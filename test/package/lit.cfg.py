@@ -1,0 +1,31 @@
+# lit configuration for the packaging tests: cmake --install, a downstream
+# find_package() project, add_subdirectory(), and the CPack .deb. They use
+# the already-built tree (they install it, they do not rebuild metaguard),
+# except add-subdirectory.test, which builds the runtime once more.
+import os
+
+import lit.formats
+
+config.name = "metaguard-package"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.metaguard_obj_root, "test", "package")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+# Rebuilds share the developer's compiler cache when there is one.
+for name, value in os.environ.items():
+    if name.startswith("CCACHE_") or name.endswith("_COMPILER_LAUNCHER"):
+        config.environment[name] = value
+for name in ("HOME", "TMPDIR"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%cmake", config.cmake))
+config.substitutions.append(("%cpack", config.cpack))
+config.substitutions.append(("%build", config.metaguard_obj_root))
+config.substitutions.append(("%src", config.metaguard_src_root))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
