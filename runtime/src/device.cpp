@@ -1,5 +1,8 @@
 #include <metaguard/device.h>
 
+#include "meta_factories.h"
+
+#include <atomic>
 #include <mutex>
 
 namespace metaguard {
@@ -9,6 +12,8 @@ namespace {
 // and writes whole across threads.
 std::mutex default_mutex;
 std::optional<torch::Device> default_slot;
+// Read by every factory call while the default is meta: no lock there.
+std::atomic<bool> default_is_meta{false};
 
 // Innermost live scope of this thread; each scope remembers the one it hides.
 thread_local const DeviceScope *innermost_scope = nullptr;
@@ -28,6 +33,8 @@ torch::Device parse_device(std::string_view text) {
 void set_default_device(torch::Device device) {
   std::lock_guard<std::mutex> lock(default_mutex);
   default_slot = device;
+  default_is_meta = device.is_meta();
+  detail::set_process_meta_factories(device.is_meta());
 }
 void set_default_device(c10::DeviceType type) {
   set_default_device(torch::Device(type));
@@ -47,6 +54,8 @@ void set_default_device(const char *name) {
 void reset_default_device() {
   std::lock_guard<std::mutex> lock(default_mutex);
   default_slot.reset();
+  default_is_meta = false;
+  detail::set_process_meta_factories(false);
 }
 
 std::optional<torch::Device> default_device() {
@@ -65,6 +74,12 @@ bool meta_device_active() {
   return device && device->is_meta();
 }
 
+bool detail::process_default_sends_factories_to_meta() {
+  return innermost_scope == nullptr && default_is_meta.load(std::memory_order_relaxed);
+}
+
+bool meta_factories_available() { return detail::meta_factories_installed(); }
+
 bool ambient_includes_buffers() {
   return innermost_scope == nullptr || innermost_scope->include_buffers();
 }
@@ -78,11 +93,16 @@ DeviceScope::DeviceScope(torch::Device device) : DeviceScope(device, true) {}
 
 DeviceScope::DeviceScope(torch::Device device, bool include_buffers)
     : device_(device), include_buffers_(include_buffers),
-      previous_(innermost_scope) {
+      previous_(innermost_scope),
+      previous_meta_factories_(
+          detail::set_thread_meta_factories(device.is_meta() && include_buffers)) {
   innermost_scope = this;
 }
 
-DeviceScope::~DeviceScope() { innermost_scope = previous_; }
+DeviceScope::~DeviceScope() {
+  innermost_scope = previous_;
+  detail::set_thread_meta_factories(previous_meta_factories_);
+}
 
 MetaDeviceScope::MetaDeviceScope(bool include_buffers)
     : DeviceScope(torch::Device(torch::kMeta), include_buffers) {}

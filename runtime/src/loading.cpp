@@ -221,6 +221,20 @@ open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const Lo
   return std::make_shared<const SafetensorsCheckpoint>(dir, reader);
 }
 
+bool has_buffers(const torch::nn::Module &module) {
+  for (const auto &slot : slots_of(module))
+    if (!slot.parameter)
+      return true;
+  return false;
+}
+
+bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
+  for (const auto &slot : slots_of(module))
+    if (!checkpoint.contains(slot.name))
+      return false;
+  return true;
+}
+
 void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
   release_to_meta(module, /*include_buffers=*/true,
                   [&](const std::string &name) { return checkpoint.contains(name); });

@@ -374,32 +374,33 @@ torch::Dtype loadable_dtype(const SafetensorsData &data, const TensorInfo &info)
   return *dtype;
 }
 
-// A fresh CPU tensor; from 2 MiB up its memory is 2 MiB-aligned and advised
-// to use transparent huge pages, which fault 512 times fewer pages. Falls
-// back to LibTorch's allocator when the kernel refuses.
+// A fresh CPU tensor for a converted read. From 1 MiB up it gets its own
+// anonymous mapping in 4 KiB pages, faulted in by the kernel in one call
+// (MADV_POPULATE_WRITE) before the conversion writes it. Chosen by
+// measurement in fresh processes (docs/benchmarks.md, "Peer benchmark"):
+// transparent huge pages win back to back in one process, but on VMs that
+// hand freed huge pages back to the host a fresh process pays several times
+// more for them than for 4 KiB pages, and a fresh process is how users load.
+// Falls back to LibTorch's allocator when the kernel refuses.
 torch::Tensor empty_cpu(const std::vector<std::int64_t> &shape, torch::Dtype dtype) {
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  constexpr std::size_t kLarge = std::size_t{1} << 20;
   const auto options = torch::TensorOptions().dtype(dtype);
   const std::size_t bytes =
       static_cast<std::size_t>(c10::multiply_integers(shape)) * c10::elementSize(dtype);
-  if (bytes < kHuge)
+  if (bytes < kLarge)
     return torch::empty(shape, options);
-  const std::size_t size = (bytes + kHuge - 1) / kHuge * kHuge;
-  void *raw = ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED)
+  void *memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED)
     return torch::empty(shape, options);
-  // Trim to a 2 MiB-aligned window so every page can be a huge page.
-  auto *base = static_cast<char *>(raw);
-  char *aligned = base + (kHuge - reinterpret_cast<std::uintptr_t>(base) % kHuge) % kHuge;
-  if (aligned > base)
-    ::munmap(base, static_cast<std::size_t>(aligned - base));
-  if (aligned + size < base + size + kHuge)
-    ::munmap(aligned + size, static_cast<std::size_t>(base + size + kHuge - (aligned + size)));
-#ifdef MADV_HUGEPAGE
-  ::madvise(aligned, size, MADV_HUGEPAGE);
+#ifdef MADV_NOHUGEPAGE
+  // Also where THP is "always": the same 4 KiB pages on every machine.
+  ::madvise(memory, bytes, MADV_NOHUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+  ::madvise(memory, bytes, MADV_POPULATE_WRITE); // best effort: else faulted on write
 #endif
   return torch::from_blob(
-      aligned, shape, [size](void *p) { ::munmap(p, size); }, options);
+      memory, shape, [bytes](void *p) { ::munmap(p, bytes); }, options);
 }
 
 // float32 -> bfloat16 with c10::BFloat16's rounding (nearest, ties to even;

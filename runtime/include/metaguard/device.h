@@ -5,6 +5,16 @@
 // Threading: the default device is per-process (like a global setting made at
 // start-up, and so that worker threads see it); scopes are per-thread, and the
 // innermost live scope on the calling thread wins over the default device.
+//
+// LibTorch factory functions follow the meta device: while a meta scope that
+// includes buffers is live on a thread (MetaDeviceScope, DeviceScope(meta),
+// init_empty_weights(true), with_meta_device), or the process default is meta
+// and the thread has no scope, every factory call without an explicit device
+// (torch::empty, zeros, randn, ..., hence every torch::nn layer) creates a
+// meta tensor. An explicit device (torch::zeros({2}, torch::kCPU)) is kept.
+// init_empty_weights() (buffers excluded) leaves factories alone, as
+// accelerate does; from_config and from_pretrained still build on meta
+// whenever the model lets them (see loading.h).
 #pragma once
 
 #include <metaguard/errors.h>
@@ -50,6 +60,10 @@ bool meta_device_active();
 // Whether buffers, not only parameters, are created on the ambient device.
 // False only inside init_empty_weights(false).
 bool ambient_includes_buffers();
+// Whether LibTorch factory functions follow meta scopes in this process
+// (false only when another library took the dispatch key metaguard uses;
+// a warning says so). Installs the hook on first call.
+bool meta_factories_available();
 
 // Options on the ambient device (CPU when nothing is set), for layers that
 // allocate through metaguard so that construction under meta allocates nothing.
@@ -76,6 +90,7 @@ private:
   torch::Device device_;
   bool include_buffers_;
   const DeviceScope *previous_;
+  bool previous_meta_factories_;
 };
 
 // A DeviceScope on the meta device: parameters (and buffers, when

@@ -113,6 +113,37 @@ open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const Lo
 // the checkpoint does not have (they keep their initial values).
 void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
 
+// Model(config) with every factory call (torch::nn layers included) on meta.
+template <class Model> Model construct_on_meta(const Config &config) {
+  MetaDeviceScope scope(/*include_buffers=*/true);
+  return construct<Model>(config);
+}
+
+// Whether the module holds a defined buffer.
+bool has_buffers(const torch::nn::Module &module);
+// Whether every defined parameter and buffer has a tensor in the checkpoint.
+bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
+
+// The model from_pretrained loads into: built entirely on meta when the
+// checkpoint holds every parameter and buffer (nothing is allocated or
+// initialised); otherwise built with parameters only on meta and the slots
+// the checkpoint lacks kept real, so they keep their constructed values.
+template <class Model>
+Model build_skeleton(const Config &config, const SafetensorsCheckpoint &checkpoint) {
+  if (meta_factories_available()) {
+    Model model = construct_on_meta<Model>(config);
+    if (checkpoint_covers(module_of(model), checkpoint))
+      return model;
+  }
+  Model model = [&]() -> Model {
+    // Parameters only: buffers are small and often computed, not saved.
+    MetaDeviceScope scope(/*include_buffers=*/false);
+    return construct<Model>(config);
+  }();
+  prepare_skeleton(module_of(model), checkpoint);
+  return model;
+}
+
 void load_checkpoint(torch::nn::Module &module,
                      const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
                      const DeviceMap &map, const LoadOptions &options);
@@ -125,6 +156,14 @@ void load_checkpoint(torch::nn::Module &module,
 // others' (torch::nn layers allocate on the CPU) are released right after
 // construction.
 template <class Model> Model from_config(const Config &config) {
+  if (meta_device_active() && !ambient_includes_buffers() && meta_factories_available()) {
+    // Buffers must stay real, but factory functions cannot tell a future
+    // buffer from a parameter: build everything on meta (no allocation, no
+    // initialisation kernel), and keep that unless the model has buffers.
+    Model model = detail::construct_on_meta<Model>(config);
+    if (!detail::has_buffers(detail::module_of(model)))
+      return model;
+  }
   Model model = detail::construct<Model>(config);
   if (meta_device_active())
     detail::release_to_meta(detail::module_of(model), ambient_includes_buffers());
@@ -141,12 +180,7 @@ METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
   const DeviceMap map = detail::load_device_map("from_pretrained", dir, options);
   const auto checkpoint = detail::open_checkpoint(dir, map, options);
   const Config config = load_config(checkpoint->folder());
-  Model model = [&]() -> Model {
-    // Parameters only: buffers are small and often computed, not saved.
-    MetaDeviceScope scope(/*include_buffers=*/false);
-    return detail::construct<Model>(config);
-  }();
-  detail::prepare_skeleton(detail::module_of(model), *checkpoint);
+  Model model = detail::build_skeleton<Model>(config, *checkpoint);
   detail::load_checkpoint(detail::module_of(model), checkpoint, map, options);
   return model;
 }

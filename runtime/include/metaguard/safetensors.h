@@ -101,9 +101,8 @@ public:
   // the file holds on the CPU this is tensor(name) (zero-copy); otherwise the
   // bytes are read in chunks straight into a fresh tensor, so memory grows by
   // the output plus a small buffer, never by a mapped copy of the source.
-  // Large CPU outputs are backed by transparent huge pages where the kernel
-  // allows it: faulting fresh memory in 4 KiB pages costs more than the
-  // conversion itself.
+  // Large CPU outputs get their own 4 KiB-page mapping, prefaulted in one
+  // call (the fastest first touch in a fresh process; see benchmarks.md).
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
                        torch::Device device = torch::kCPU) const;
 

@@ -1,0 +1,146 @@
+#include "meta_factories.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace metaguard::detail {
+namespace {
+
+// Scopes: a mode key above BackendSelect, included in the thread-local
+// dispatch key set while a meta scope is live. LibTorch 1.13 has no spare
+// mode key for libraries; this one is only ever registered by PyTorch's own
+// dispatcher tests. If something else got it first, registration fails and
+// we say so (see meta_factories_installed).
+constexpr c10::DispatchKey kScopeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+// The process default must reach threads we never run code on, so it
+// cannot use thread-local state: it hooks factory operators on a key that
+// every thread includes by default (outside InferenceMode) and that no
+// factory operator has a kernel for.
+constexpr c10::DispatchKey kDefaultKey = c10::DispatchKey::ADInplaceOrView;
+
+bool holds_tensor(const c10::TypePtr &type) {
+  switch (type->kind()) {
+  case c10::TypeKind::TensorType:
+    return true;
+  case c10::TypeKind::OptionalType:
+    return holds_tensor(type->castRaw<c10::OptionalType>()->getElementType());
+  case c10::TypeKind::ListType:
+    return holds_tensor(type->castRaw<c10::ListType>()->getElementType());
+  default:
+    return false;
+  }
+}
+
+bool is_optional_device(const c10::TypePtr &type) {
+  return type->kind() == c10::TypeKind::OptionalType &&
+         type->castRaw<c10::OptionalType>()->getElementType()->kind() ==
+             c10::TypeKind::DeviceObjType;
+}
+
+// A factory operator takes a `Device? device` and no tensor. Operators that
+// take a tensor (empty_like, new_zeros, out= variants) read a missing device
+// as "the input's device", which a scope must not change.
+std::optional<std::size_t> factory_device_index(const c10::FunctionSchema &schema) {
+  std::optional<std::size_t> device;
+  const auto &arguments = schema.arguments();
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    if (holds_tensor(arguments[i].type()))
+      return std::nullopt;
+    if (arguments[i].name() == "device" && is_optional_device(arguments[i].type()))
+      device = i;
+  }
+  return device;
+}
+
+// Points a factory call without an explicit device at meta. An explicit
+// device in user code (torch::zeros({2}, torch::kCPU)) is kept, as PyTorch's
+// device context managers keep it.
+void send_to_meta(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  const auto &schema = op.schema();
+  const auto index = factory_device_index(schema);
+  if (!index)
+    return;
+  const std::size_t first = stack->size() - schema.arguments().size();
+  auto &device = (*stack)[first + *index];
+  if (!device.isNone())
+    return;
+  device = c10::IValue(c10::Device(c10::kMeta));
+  // Pinned memory is a CPU notion; meta tensors would reject it.
+  if (const auto pin = schema.argumentIndexWithName("pin_memory"))
+    (*stack)[first + static_cast<std::size_t>(*pin)] = c10::IValue();
+}
+
+void scope_fallback(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
+                    torch::jit::Stack *stack) {
+  send_to_meta(op, stack);
+  op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kScopeKey),
+                     stack);
+}
+
+void default_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
+                    torch::jit::Stack *stack) {
+  if (process_default_sends_factories_to_meta())
+    send_to_meta(op, stack);
+  op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kDefaultKey),
+                     stack);
+}
+
+} // namespace
+
+bool meta_factories_installed() {
+  static const bool installed = [] {
+    try {
+      // Leaked on purpose: deregistering during static destruction could
+      // outlive the dispatcher.
+      new c10::RegistrationHandleRAII(c10::Dispatcher::singleton().registerFallback(
+          kScopeKey, c10::KernelFunction::makeFromBoxedFunction<&scope_fallback>(),
+          "metaguard: factory functions follow meta scopes"));
+      return true;
+    } catch (const std::exception &e) {
+      std::cerr << "metaguard: warning: cannot make LibTorch factory functions follow meta "
+                   "scopes, another library registered dispatch key "
+                << c10::toString(kScopeKey)
+                << " first; torch::nn layers built under a meta scope will allocate on the "
+                   "CPU and be released after construction ("
+                << e.what() << ")\n";
+      return false;
+    }
+  }();
+  return installed;
+}
+
+bool set_thread_meta_factories(bool on) {
+  const bool previous = c10::impl::tls_is_dispatch_key_included(kScopeKey);
+  if (previous != on && meta_factories_installed())
+    c10::impl::tls_set_dispatch_key_included(kScopeKey, on);
+  return previous;
+}
+
+void set_process_meta_factories(bool on) {
+  static std::mutex mutex;
+  // Leaked for the same reason as the scope fallback.
+  static auto *registrations = new std::vector<c10::RegistrationHandleRAII>();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!on) {
+    registrations->clear();
+    return;
+  }
+  if (!registrations->empty())
+    return;
+  auto &dispatcher = c10::Dispatcher::singleton();
+  for (const auto &name : dispatcher.getAllOpNames()) {
+    const auto op = dispatcher.findSchema(name);
+    if (!op || !factory_device_index(op->schema()) || op->hasKernelForDispatchKey(kDefaultKey))
+      continue;
+    registrations->push_back(dispatcher.registerImpl(
+        name, kDefaultKey, c10::KernelFunction::makeFromBoxedFunction<&default_kernel>(),
+        c10::nullopt, nullptr, "metaguard: factory functions follow the default device"));
+  }
+}
+
+} // namespace metaguard::detail
