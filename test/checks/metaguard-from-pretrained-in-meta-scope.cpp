@@ -659,4 +659,5 @@ void resetOnOnePathOnly(const fs::path &p) {
   metaguard::from_pretrained<Encoder>(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
   // CHECK-NOTES: :[[@LINE-5]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
 }
