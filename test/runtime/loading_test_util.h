@@ -2,6 +2,7 @@
 // whole-file byte I/O for building and inspecting files by hand.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace metaguard_test {
 
@@ -62,6 +64,15 @@ inline std::string safetensors_bytes(const std::string &header, const std::strin
 // little-endian, as the format is).
 template <class T> std::string le_bytes(T value) {
   return std::string(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
+// The names in a folder, sorted: what a save left behind.
+inline std::vector<std::string> files_in(const std::filesystem::path &dir) {
+  std::vector<std::string> names;
+  for (const auto &item : std::filesystem::directory_iterator(dir))
+    names.push_back(item.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 } // namespace metaguard_test

@@ -20,6 +20,7 @@ namespace {
 
 using metaguard::FormatError;
 using metaguard_test::TempDir;
+using metaguard_test::files_in;
 
 // Three parameters (a 400 B, b 400 B, c 1200 B) filled from `seed`.
 struct ThreeImpl : torch::nn::Module {
@@ -31,14 +32,6 @@ struct ThreeImpl : torch::nn::Module {
   torch::Tensor a, b, c;
 };
 TORCH_MODULE(Three);
-
-std::vector<std::string> files_in(const std::filesystem::path &dir) {
-  std::vector<std::string> names;
-  for (const auto &item : std::filesystem::directory_iterator(dir))
-    names.push_back(item.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 // Counts disk steps and acts on the N-th one.
 int g_step = 0;

@@ -16,6 +16,7 @@ namespace {
 using metaguard::FormatError;
 using metaguard::SafetensorsFile;
 using metaguard_test::TempDir;
+using metaguard_test::files_in;
 
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
@@ -30,14 +31,6 @@ struct ThreeImpl : torch::nn::Module {
   torch::Tensor a, b, c;
 };
 TORCH_MODULE(Three);
-
-std::vector<std::string> files_in(const std::filesystem::path &dir) {
-  std::vector<std::string> names;
-  for (const auto &item : std::filesystem::directory_iterator(dir))
-    names.push_back(item.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 TEST(SavingTest, SmallModelIsOneFileWithFormatMetadata) {
   TempDir dir;
