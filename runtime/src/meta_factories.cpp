@@ -18,10 +18,13 @@ namespace {
 // we say so (see meta_factories_installed).
 constexpr c10::DispatchKey kScopeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 // The process default must reach threads we never run code on, so it
-// cannot use thread-local state: it hooks factory operators on a key that
-// every thread includes by default (outside InferenceMode) and that no
-// factory operator has a kernel for.
-constexpr c10::DispatchKey kDefaultKey = c10::DispatchKey::ADInplaceOrView;
+// cannot use thread-local state: it replaces, for the factory operators
+// only, the kernel of BackendSelect, the one key every factory call passes
+// through on every thread (torch:: factories exclude the autograd keys,
+// ADInplaceOrView among them, before they dispatch). The replacement does
+// what BackendSelect does for a factory: pick the backend from the dtype,
+// layout and device arguments.
+constexpr c10::DispatchKey kDefaultKey = c10::DispatchKey::BackendSelect;
 
 bool holds_tensor(const c10::TypePtr &type) {
   switch (type->kind()) {
@@ -82,6 +85,20 @@ void scope_fallback(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                      stack);
 }
 
+template <typename T>
+c10::optional<T> optional_argument(const c10::FunctionSchema &schema, const torch::jit::Stack &stack,
+                                   std::size_t first, const char *name,
+                                   T (c10::IValue::*to)() const) {
+  const auto index = schema.argumentIndexWithName(name);
+  if (!index)
+    return c10::nullopt;
+  const auto &value = stack[first + static_cast<std::size_t>(*index)];
+  return value.isNone() ? c10::nullopt : c10::optional<T>((value.*to)());
+}
+
+// For operators BackendSelect falls through for (composites such as zeros
+// or randn): after the default device has had its say, go on below it as
+// the dispatcher would.
 void default_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                     torch::jit::Stack *stack) {
   if (process_default_sends_factories_to_meta())
@@ -89,6 +106,34 @@ void default_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
   op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kDefaultKey),
                      stack);
 }
+
+// For operators with a BackendSelect kernel of their own (empty, arange, ...),
+// which this one replaces: do its work, picking the backend from the
+// (possibly rewritten) dtype, layout and device arguments.
+void default_backend_select_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet,
+                                   torch::jit::Stack *stack) {
+  if (process_default_sends_factories_to_meta())
+    send_to_meta(op, stack);
+  const auto &schema = op.schema();
+  const std::size_t first = stack->size() - schema.arguments().size();
+  const auto backend = c10::computeDispatchKey(
+      optional_argument(schema, *stack, first, "dtype", &c10::IValue::toScalarType),
+      optional_argument(schema, *stack, first, "layout", &c10::IValue::toLayout),
+      optional_argument(schema, *stack, first, "device", &c10::IValue::toDevice));
+  op.redispatchBoxed(c10::DispatchKeySet(backend), stack);
+}
+
+// Swallows LibTorch warnings for its lifetime. LibTorch 1.13's handler is
+// process-wide, so another thread's warning in that window (a few
+// milliseconds, while set_default_device registers) is lost too.
+class QuietWarnings : public c10::WarningHandler {
+public:
+  QuietWarnings() : guard_(this) {}
+  void process(const c10::SourceLocation &, const std::string &, bool) override {}
+
+private:
+  c10::Warning::WarningHandlerGuard guard_;
+};
 
 } // namespace
 
@@ -133,13 +178,19 @@ void set_process_meta_factories(bool on) {
   if (!registrations->empty())
     return;
   auto &dispatcher = c10::Dispatcher::singleton();
+  // Replacing a BackendSelect kernel makes LibTorch warn once per operator;
+  // the replacement is deliberate and undone by reset_default_device().
+  QuietWarnings quiet;
   for (const auto &name : dispatcher.getAllOpNames()) {
     const auto op = dispatcher.findSchema(name);
-    if (!op || !factory_device_index(op->schema()) || op->hasKernelForDispatchKey(kDefaultKey))
+    if (!op || !factory_device_index(op->schema()))
       continue;
+    const auto kernel = op->hasKernelForDispatchKey(kDefaultKey)
+                            ? c10::KernelFunction::makeFromBoxedFunction<&default_backend_select_kernel>()
+                            : c10::KernelFunction::makeFromBoxedFunction<&default_kernel>();
     registrations->push_back(dispatcher.registerImpl(
-        name, kDefaultKey, c10::KernelFunction::makeFromBoxedFunction<&default_kernel>(),
-        c10::nullopt, nullptr, "metaguard: factory functions follow the default device"));
+        name, kDefaultKey, kernel, c10::nullopt, nullptr,
+        "metaguard: factory functions follow the default device"));
   }
 }
 

@@ -135,11 +135,11 @@ TEST_F(MetaFactoriesTest, ScopesArePerThread) {
   EXPECT_TRUE(torch::nn::Linear(4, 4)->weight.is_meta());
 }
 
-// Disabled: FAILS as of this commit: the per-operator ADInplaceOrView kernels
-// registered by set_default_device("meta") are not reached (later_meta is
-// false, torch::zeros stays on the CPU). Scopes work; the default does not yet.
-TEST_F(MetaFactoriesTest, DISABLED_TheDefaultDeviceReachesThreadsStartedLater) {
+TEST_F(MetaFactoriesTest, TheDefaultDeviceReachesThreadsStartedLater) {
+  testing::internal::CaptureStderr();
   metaguard::set_default_device("meta");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "")
+      << "replacing LibTorch's BackendSelect kernels is deliberate: no warning per operator";
   EXPECT_TRUE(torch::nn::Linear(4, 4)->weight.is_meta());
   bool later_meta = false, later_explicit_cpu = false, later_scoped_cpu = false;
   std::thread([&] {
@@ -155,8 +155,17 @@ TEST_F(MetaFactoriesTest, DISABLED_TheDefaultDeviceReachesThreadsStartedLater) {
     auto keep_buffers = metaguard::init_empty_weights();
     EXPECT_TRUE(torch::zeros({1}).device().is_cpu()) << "the scope excludes buffers";
   }
+  // Operators with a BackendSelect kernel of their own keep its work: the
+  // dtype, layout and an explicit device still pick the backend.
+  const auto doubles = torch::empty({2}, torch::kFloat64);
+  EXPECT_TRUE(doubles.is_meta());
+  EXPECT_EQ(doubles.scalar_type(), torch::kFloat64);
+  EXPECT_TRUE(torch::arange(5).is_meta());
+  EXPECT_TRUE(torch::empty({2}, torch::kCPU).device().is_cpu());
+  EXPECT_TRUE(torch::empty_strided({2, 2}, {2, 1}).is_meta());
   metaguard::set_default_device("cpu");
   EXPECT_TRUE(torch::zeros({1}).device().is_cpu());
+  EXPECT_TRUE(torch::empty({1}).device().is_cpu());
   metaguard::set_default_device("meta");
   EXPECT_TRUE(torch::zeros({1}).is_meta());
   metaguard::reset_default_device();
