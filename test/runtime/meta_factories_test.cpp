@@ -253,6 +253,48 @@ TEST_F(MetaFactoriesTest, FromPretrainedKeepsWhatTheCheckpointLacks) {
   EXPECT_TRUE(torch::equal(loaded->fc->weight, original->fc->weight));
 }
 
+// Its constructor reads a tensor's value (a width computed with item()),
+// which LibTorch refuses on a meta tensor.
+struct ReadsValuesImpl : torch::nn::Module {
+  explicit ReadsValuesImpl(const metaguard::Config &config)
+      : fc(register_module(
+            "fc", torch::nn::Linear(config.at("in").get<int64_t>(),
+                                    torch::full({1}, config.at("out").get<int64_t>()).item<int64_t>()))) {}
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(ReadsValues);
+
+TEST_F(MetaFactoriesTest, AConstructorThatNeedsRealValuesIsBuiltThePreviousWay) {
+  {
+    auto guard = metaguard::init_empty_weights();
+    auto model = metaguard::from_config<ReadsValues>(probe_config(false));
+    expect_all_on(*model, /*meta=*/true);
+    EXPECT_EQ(model->fc->weight.sizes().vec(), (std::vector<int64_t>{4, 8}));
+  }
+  TempDir dir;
+  torch::manual_seed(5);
+  ReadsValues original(probe_config(false));
+  metaguard::SaveOptions save;
+  save.config = probe_config(false);
+  metaguard::save_pretrained(*original, dir.path(), save);
+  auto loaded = metaguard::from_pretrained<ReadsValues>(dir.path());
+  EXPECT_TRUE(torch::equal(loaded->fc->weight, original->fc->weight));
+  EXPECT_TRUE(torch::equal(loaded->fc->bias, original->fc->bias));
+}
+
+struct RejectsConfigImpl : torch::nn::Module {
+  explicit RejectsConfigImpl(const metaguard::Config &config) {
+    if (!config.contains("width"))
+      throw std::invalid_argument("config has no width");
+  }
+};
+TORCH_MODULE(RejectsConfig);
+
+TEST_F(MetaFactoriesTest, AConstructorsOwnErrorStillReachesTheCaller) {
+  auto guard = metaguard::init_empty_weights();
+  EXPECT_THROW(metaguard::from_config<RejectsConfig>(metaguard::Config{}), std::invalid_argument);
+}
+
 TEST_F(MetaFactoriesTest, TheMetaScopeRuleIsUnchanged) {
   TempDir dir;
   Probe original(probe_config(false));

@@ -113,10 +113,18 @@ open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const Lo
 // the checkpoint does not have (they keep their initial values).
 void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
 
-// Model(config) with every factory call (torch::nn layers included) on meta.
-template <class Model> Model construct_on_meta(const Config &config) {
-  MetaDeviceScope scope(/*include_buffers=*/true);
-  return construct<Model>(config);
+// Model(config) with every factory call (torch::nn layers included) on meta,
+// or nothing when the constructor needs real values (it reads one with
+// item(), copies one to a std::vector, ...: LibTorch throws on a meta
+// tensor). Callers then build it the previous way; a constructor that fails
+// for another reason fails again there, with its own error.
+template <class Model> std::optional<Model> construct_on_meta(const Config &config) {
+  try {
+    MetaDeviceScope scope(/*include_buffers=*/true);
+    return construct<Model>(config);
+  } catch (const c10::Error &) {
+    return std::nullopt;
+  }
 }
 
 // Whether the module holds a defined buffer.
@@ -131,9 +139,9 @@ bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpo
 template <class Model>
 Model build_skeleton(const Config &config, const SafetensorsCheckpoint &checkpoint) {
   if (meta_factories_available()) {
-    Model model = construct_on_meta<Model>(config);
-    if (checkpoint_covers(module_of(model), checkpoint))
-      return model;
+    std::optional<Model> model = construct_on_meta<Model>(config);
+    if (model && checkpoint_covers(module_of(*model), checkpoint))
+      return std::move(*model);
   }
   Model model = [&]() -> Model {
     // Parameters only: buffers are small and often computed, not saved.
@@ -160,9 +168,9 @@ template <class Model> Model from_config(const Config &config) {
     // Buffers must stay real, but factory functions cannot tell a future
     // buffer from a parameter: build everything on meta (no allocation, no
     // initialisation kernel), and keep that unless the model has buffers.
-    Model model = detail::construct_on_meta<Model>(config);
-    if (!detail::has_buffers(detail::module_of(model)))
-      return model;
+    std::optional<Model> model = detail::construct_on_meta<Model>(config);
+    if (model && !detail::has_buffers(detail::module_of(*model)))
+      return std::move(*model);
   }
   Model model = detail::construct<Model>(config);
   if (meta_device_active())
