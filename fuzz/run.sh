@@ -22,7 +22,6 @@ ALL=(safetensors sharded_index offload_folder config sizes load_weights)
 seconds="$1"; shift
 targets=("$@"); [ "${#targets[@]}" -gt 0 ] || targets=("${ALL[@]}")
 
-[ -f /tmp/ccenv.sh ] && source /tmp/ccenv.sh
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER=clang++-19 -DMETAGUARD_FUZZ=ON >/dev/null || exit 1

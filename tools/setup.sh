@@ -8,6 +8,10 @@ set -euo pipefail
 METAGUARD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 METAGUARD_BUILD_DIR="${METAGUARD_BUILD_DIR:-$METAGUARD_ROOT/build}"
 METAGUARD_JOBS="${METAGUARD_JOBS:-$(nproc)}"
+# Release: debug information nearly doubles the compile time of every
+# LibTorch TU (measured: 97 s vs 53 s for one test file). Set
+# METAGUARD_BUILD_TYPE=RelWithDebInfo to debug the runtime.
+METAGUARD_BUILD_TYPE="${METAGUARD_BUILD_TYPE:-Release}"
 
 METAGUARD_PACKAGES=(
   cmake ninja-build g++ python3 git
@@ -60,7 +64,7 @@ metaguard_install_packages() {
 # targets, or everything.
 metaguard_build() {
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" >/dev/null
   local targets=()
   [ "$#" -gt 0 ] && targets=(--target "$@")
   cmake --build "$METAGUARD_BUILD_DIR" -j "$METAGUARD_JOBS" "${targets[@]}"
