@@ -7,6 +7,8 @@
 //
 // Run both through bench/run_loading.sh. `measure` runs in a fresh process so
 // that its peak-RSS figures are not inflated by the generation.
+#include "bench_util.h"
+
 #include <metaguard/metaguard.h>
 
 #include <torch/torch.h>
@@ -26,6 +28,8 @@
 #include <vector>
 
 namespace {
+
+using namespace metaguard_bench;
 
 // A transformer-shaped model whose parameters are allocated through
 // metaguard::tensor_options(): built under meta they cost nothing, so the
@@ -61,10 +65,6 @@ struct BenchModelImpl : torch::nn::Module {
 };
 TORCH_MODULE(BenchModel);
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // Median seconds of `runs` calls of `timed`; `after` (untimed) cleans up.
 double median_seconds(int runs, const std::function<void()> &timed,
                       const std::function<void()> &after = [] {}) {
@@ -79,22 +79,6 @@ double median_seconds(int runs, const std::function<void()> &timed,
   return times[times.size() / 2];
 }
 
-std::vector<std::filesystem::path> checkpoint_files(const std::filesystem::path &dir) {
-  std::vector<std::filesystem::path> files;
-  for (const auto &item : std::filesystem::directory_iterator(dir))
-    if (item.path().extension() == ".safetensors")
-      files.push_back(item.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::int64_t total_size(const std::vector<std::filesystem::path> &files) {
-  std::int64_t total = 0;
-  for (const auto &f : files)
-    total += static_cast<std::int64_t>(std::filesystem::file_size(f));
-  return total;
-}
-
 void warm_page_cache(const std::vector<std::filesystem::path> &files) {
   std::vector<char> buffer(8 << 20);
   for (const auto &f : files) {
@@ -105,17 +89,6 @@ void warm_page_cache(const std::vector<std::filesystem::path> &files) {
   }
 }
 
-// Peak resident memory since the last reset, from /proc (kB -> bytes).
-std::int64_t proc_status_bytes(const char *field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind(field, 0) == 0)
-      return std::stoll(line.substr(std::strlen(field))) * 1024;
-  return 0;
-}
-
-void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // The floor of any zero-copy loader: mapping the files with every page
 // faulted in.
@@ -224,8 +197,8 @@ int generate(const std::filesystem::path &dir, std::int64_t mib) {
   save.config = config;
   metaguard::save_pretrained(*model, dir, save);
   std::cout << "generated " << model->parameters().size() << " tensors, "
-            << checkpoint_files(dir).size() << " shards, "
-            << total_size(checkpoint_files(dir)) / double(1 << 20) << " MiB in " << dir << "\n";
+            << safetensors_files(dir).size() << " shards, "
+            << files_size(safetensors_files(dir)) / double(1 << 20) << " MiB in " << dir << "\n";
   return 0;
 }
 
@@ -239,8 +212,8 @@ void print_ratio(const char *what, double ratio, double target) {
 }
 
 int measure(const std::filesystem::path &dir, int runs) {
-  const auto files = checkpoint_files(dir);
-  const std::int64_t bytes = total_size(files);
+  const auto files = safetensors_files(dir);
+  const std::int64_t bytes = files_size(files);
   metaguard::SafetensorsCheckpoint checkpoint(dir);
   std::printf("checkpoint: %zu tensors in %zu shards, %.1f MiB; %d runs each, median; %d threads\n",
               checkpoint.names().size(), files.size(), bytes / double(1 << 20), runs,

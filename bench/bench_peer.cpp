@@ -18,6 +18,8 @@
 //   metaguard_bench_peer fresh <dir> [runs=3] [gap-seconds=3]
 //   metaguard_bench_peer b2b <dir> [runs=3]
 //   metaguard_bench_peer run <dir> <path>          one load (used by fresh)
+#include "bench_util.h"
+
 #include <metaguard/metaguard.h>
 
 #include <torch/torch.h>
@@ -39,6 +41,8 @@
 #include <vector>
 
 namespace {
+
+using namespace metaguard_bench;
 
 int64_t cfg(const metaguard::Config &config, const char *key) {
   return config.at(key).get<int64_t>();
@@ -116,20 +120,6 @@ struct AmbientNetImpl : torch::nn::Module {
 TORCH_MODULE(AmbientNet);
 
 // --- measurement helpers ------------------------------------------------------
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::int64_t proc_status_bytes(const char *field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind(field, 0) == 0)
-      return std::stoll(line.substr(std::strlen(field))) * 1024;
-  return 0;
-}
-
-void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // 64-bit hash of every parameter's bytes, in registration order.
 std::uint64_t parameters_hash(const torch::nn::Module &module) {
@@ -151,22 +141,6 @@ std::uint64_t parameters_hash(const torch::nn::Module &module) {
     h ^= static_cast<std::uint64_t>(t.scalar_type());
   }
   return h;
-}
-
-std::vector<std::filesystem::path> safetensors_files(const std::filesystem::path &dir) {
-  std::vector<std::filesystem::path> files;
-  for (const auto &item : std::filesystem::directory_iterator(dir))
-    if (item.path().extension() == ".safetensors")
-      files.push_back(item.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::int64_t files_size(const std::vector<std::filesystem::path> &files) {
-  std::int64_t total = 0;
-  for (const auto &f : files)
-    total += static_cast<std::int64_t>(std::filesystem::file_size(f));
-  return total;
 }
 
 void warm_page_cache(const std::filesystem::path &dir) {

@@ -10,11 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-bench}
 runs=${2:-5}
 mib=${3:-1024}
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=ON >/dev/null
-fi
-ninja -C "$build" -j2 metaguard_bench_loading
+. "$root/bench/build_bench.sh"
+build_bench "$build" metaguard_bench_loading
 work=$(mktemp -d "${TMPDIR:-/tmp}/metaguard-bench-loading-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$build/bench/metaguard_bench_loading" generate "$work/checkpoint" "$mib"

@@ -10,11 +10,8 @@ build=${1:-$root/build-bench}
 processes=${2:-5}
 rounds=${3:-7}
 forwards=${4:-200}
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=ON >/dev/null
-fi
-ninja -C "$build" -j2 metaguard_bench_overhead metaguard_bench_overhead_nolib
+. "$root/bench/build_bench.sh"
+build_bench "$build" metaguard_bench_overhead metaguard_bench_overhead_nolib
 for i in $(seq "$processes"); do
   "$build/bench/metaguard_bench_overhead_nolib" "$rounds" "$forwards"
   "$build/bench/metaguard_bench_overhead" "$rounds" "$forwards"

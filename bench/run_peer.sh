@@ -12,11 +12,8 @@ build=${1:-$root/build-bench}
 mib=${2:-512}
 runs=${3:-3}
 gap=${4:-3}
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=ON >/dev/null
-fi
-ninja -C "$build" -j2 metaguard_bench_peer
+. "$root/bench/build_bench.sh"
+build_bench "$build" metaguard_bench_peer
 work=$(mktemp -d "${TMPDIR:-/tmp}/metaguard-bench-peer-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bench="$build/bench/metaguard_bench_peer"

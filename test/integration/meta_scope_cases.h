@@ -7,6 +7,8 @@
 // loads and is not flagged.
 #pragma once
 
+#include "case_table.h"
+
 #include <metaguard/metaguard.h>
 #include <torch/torch.h>
 
@@ -133,13 +135,8 @@ inline void load_composite_checkpoint(const Paths &p) {
   metaguard::from_pretrained<Composite>(p.composite); // rejected here
 }
 
-enum class Expect { Accepted, Rejected };
-
-struct Case {
-  const char *name;
-  void (*run)(const Paths &);
-  Expect expect;
-};
+using Expect = integration_cases::Expect;
+using Case = integration_cases::Case<Paths>;
 
 inline const std::vector<Case> &cases() {
   static const std::vector<Case> all = {

@@ -7,6 +7,8 @@
 // and is not flagged.
 #pragma once
 
+#include "case_table.h"
+
 #include <metaguard/metaguard.h>
 #include <torch/torch.h>
 
@@ -124,13 +126,8 @@ inline void reload_after_hooks_removed(const Paths &p) {
   metaguard::save_pretrained(*m, p.scratch / "reloaded");
 }
 
-enum class Expect { Accepted, Rejected };
-
-struct Case {
-  const char *name;
-  void (*run)(const Paths &);
-  Expect expect;
-};
+using Expect = integration_cases::Expect;
+using Case = integration_cases::Case<Paths>;
 
 inline const std::vector<Case> &cases() {
   static const std::vector<Case> all = {

@@ -3,23 +3,18 @@
 // load. The lit test integration-meta-scope-rule.test checks that the
 // clang-tidy check flags exactly the Rejected ones.
 #include "../integration/meta_scope_cases.h"
+#include "rule_integration.h"
 
 #include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <string>
 
 namespace {
 
 namespace fs = std::filesystem;
-using meta_scope_cases::Expect;
 
 class MetaScopeRuleIntegration : public ::testing::TestWithParam<meta_scope_cases::Case> {
 protected:
   static void SetUpTestSuite() {
-    root_ = fs::temp_directory_path() /
-            ("metaguard-meta-scope-cases-" + std::to_string(::getpid()));
-    fs::create_directories(root_);
+    root_ = metaguard_test::case_root("meta-scope-cases");
     paths_.tiny = root_ / "tiny";
     paths_.composite = root_ / "composite";
 
@@ -47,16 +42,11 @@ fs::path MetaScopeRuleIntegration::root_;
 meta_scope_cases::Paths MetaScopeRuleIntegration::paths_;
 
 TEST_P(MetaScopeRuleIntegration, RuntimeAgreesWithTheCaseTable) {
-  const auto &c = GetParam();
-  if (c.expect == Expect::Rejected) {
-    EXPECT_THROW(c.run(paths_), metaguard::MetaDeviceError) << c.name;
-  } else {
-    EXPECT_NO_THROW(c.run(paths_)) << c.name;
-  }
+  metaguard_test::expect_runtime_agrees<metaguard::MetaDeviceError>(GetParam(), paths_);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, MetaScopeRuleIntegration,
                          ::testing::ValuesIn(meta_scope_cases::cases()),
-                         [](const auto &info) { return std::string(info.param.name); });
+                         metaguard_test::CaseName());
 
 } // namespace

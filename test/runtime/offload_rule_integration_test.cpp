@@ -3,24 +3,18 @@
 // The lit test integration-offload-rule.test checks that the clang-tidy check
 // flags exactly the Rejected ones.
 #include "../integration/offload_cases.h"
+#include "rule_integration.h"
 
 #include <gtest/gtest.h>
-
-#include <unistd.h>
-
-#include <string>
 
 namespace {
 
 namespace fs = std::filesystem;
-using offload_cases::Expect;
 
 class OffloadRuleIntegration : public ::testing::TestWithParam<offload_cases::Case> {
 protected:
   static void SetUpTestSuite() {
-    root_ = fs::temp_directory_path() /
-            ("metaguard-offload-cases-" + std::to_string(::getpid()));
-    fs::create_directories(root_);
+    root_ = metaguard_test::case_root("offload-cases");
     paths_.model = root_ / "model";
     offload_cases::TwoLayer model(metaguard::Config::object());
     metaguard::SaveOptions options;
@@ -43,16 +37,11 @@ fs::path OffloadRuleIntegration::root_;
 offload_cases::Paths OffloadRuleIntegration::paths_;
 
 TEST_P(OffloadRuleIntegration, RuntimeAgreesWithTheCaseTable) {
-  const auto &c = GetParam();
-  if (c.expect == Expect::Rejected) {
-    EXPECT_THROW(c.run(paths_), metaguard::OffloadError) << c.name;
-  } else {
-    EXPECT_NO_THROW(c.run(paths_)) << c.name;
-  }
+  metaguard_test::expect_runtime_agrees<metaguard::OffloadError>(GetParam(), paths_);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OffloadRuleIntegration,
                          ::testing::ValuesIn(offload_cases::cases()),
-                         [](const auto &info) { return std::string(info.param.name); });
+                         metaguard_test::CaseName());
 
 } // namespace

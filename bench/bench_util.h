@@ -1,0 +1,50 @@
+// Measurement helpers shared by the loading benchmarks: wall time, peak RSS
+// from /proc, and the checkpoint files a benchmark reads.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace metaguard_bench {
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A "VmHWM:"-style field of /proc/self/status, kB -> bytes.
+inline std::int64_t proc_status_bytes(const char *field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field, 0) == 0)
+      return std::stoll(line.substr(std::strlen(field))) * 1024;
+  return 0;
+}
+
+// Starts a new peak-RSS (VmHWM) window.
+inline void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// The .safetensors files of a checkpoint folder, sorted.
+inline std::vector<std::filesystem::path> safetensors_files(const std::filesystem::path &dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto &item : std::filesystem::directory_iterator(dir))
+    if (item.path().extension() == ".safetensors")
+      files.push_back(item.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+inline std::int64_t files_size(const std::vector<std::filesystem::path> &files) {
+  std::int64_t total = 0;
+  for (const auto &f : files)
+    total += static_cast<std::int64_t>(std::filesystem::file_size(f));
+  return total;
+}
+
+} // namespace metaguard_bench
