@@ -15,5 +15,13 @@ build_bench "$build" metaguard_bench_overhead metaguard_bench_overhead_nolib
 for i in $(seq "$processes"); do
   "$build/bench/metaguard_bench_overhead_nolib" "$rounds" "$forwards"
   "$build/bench/metaguard_bench_overhead" "$rounds" "$forwards"
-done | awk '/^RESULT/ { v[$2] = v[$2] " " $3; print }
-  END { for (k in v) { n = split(v[k], a, " "); asort(a); printf "median of %d processes, %-10s %.2f us (min %.2f, max %.2f)\n", n, k, a[int((n + 1) / 2)], a[1], a[n] } }'
+done | tee /dev/stderr | python3 -c '
+import statistics, sys
+values = {}
+for line in sys.stdin:
+    fields = line.split()
+    if fields and fields[0] == "RESULT":
+        values.setdefault(fields[1], []).append(float(fields[2]))
+for name, v in sorted(values.items()):
+    print(f"median of {len(v)} processes, {name:<10} {statistics.median(v):.2f} us (min {min(v):.2f}, max {max(v):.2f})")
+'
