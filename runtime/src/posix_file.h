@@ -51,6 +51,8 @@ public:
   void finish();
   // Renames the finished temporary file onto the target.
   void publish();
+  // Leaves the finished temporary file on disk when this object goes away.
+  void keep_temporary() { published_ = true; }
   const std::filesystem::path &target() const { return target_; }
 
 private:

@@ -3,6 +3,7 @@
 #include <metaguard/pretrained_model.h>
 #include <metaguard/saving.h>
 
+#include "committed_config.h"
 #include "posix_file.h"
 #include "safetensors_writer.h"
 
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <system_error>
@@ -266,6 +268,9 @@ void publish(const std::filesystem::path &dir, std::vector<detail::AtomicFile> &
       try {
         file.publish();
       } catch (const FormatError &e) {
+        // Its temporary tells load_config that the committed config is
+        // the one that belongs to the weights (committed_config.h).
+        file.keep_temporary();
         written.erase("config.json");
         config_error = e.what();
       }
@@ -275,8 +280,9 @@ void publish(const std::filesystem::path &dir, std::vector<detail::AtomicFile> &
   if (!config_error.empty())
     throw FormatError("saved the weights to '" + dir.string() +
                       "', but config.json could not be replaced (" + config_error +
-                      "); the folder holds the new weights with the previous config.json: save "
-                      "again once the cause is fixed");
+                      "); metaguard loads the folder with the config saved with the weights, "
+                      "other tools would read the previous config.json: save again once the "
+                      "cause is fixed");
 }
 
 } // namespace
@@ -298,10 +304,19 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
   std::vector<detail::AtomicFile> files;
   nlohmann::json weight_map = nlohmann::json::object();
   std::int64_t total_size = 0;
+  const Config &config = config_to_save(module, options);
+  const std::string config_text = config.is_null() ? "" : config.dump(2) + "\n";
+  // The file that commits the save also carries the config, so that a crash
+  // between the commit and config.json's rename cannot pair the new weights
+  // with the old config (see detail::committed_config_text).
+  std::map<std::string, std::string> single_metadata = {{"format", "pt"}};
+  if (shards.size() == 1 && !config_text.empty())
+    single_metadata[detail::kCommittedConfigKey] = config_text;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     files.emplace_back(dir / names[i]);
     detail::write_safetensors(files.back(), materialise(module, shards[i], offloaded),
-                              {{"format", "pt"}});
+                              shards.size() == 1 ? single_metadata
+                                                 : std::map<std::string, std::string>{{"format", "pt"}});
     files.back().finish();
     for (const Entry *entry : shards[i]) {
       weight_map[entry->name] = names[i];
@@ -309,12 +324,13 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
     }
   }
   if (shards.size() > 1) {
-    const nlohmann::json index = {{"metadata", {{"total_size", total_size}}},
-                                  {"weight_map", weight_map}};
+    nlohmann::json index = {{"metadata", {{"total_size", total_size}}}, {"weight_map", weight_map}};
+    if (!config_text.empty())
+      index["metadata"][detail::kCommittedConfigKey] = config_text;
     write_text(files, dir / kSafetensorsIndexName, index.dump(2) + "\n");
   }
-  if (const Config &config = config_to_save(module, options); !config.is_null())
-    write_text(files, dir / "config.json", config.dump(2) + "\n");
+  if (!config_text.empty())
+    write_text(files, dir / "config.json", config_text);
   check_targets(dir, files);
   publish(dir, files, old_files, shards.size() > 1);
 }

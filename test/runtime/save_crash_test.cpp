@@ -68,7 +68,9 @@ protected:
   void save(const Three &model, const std::filesystem::path &dir, std::int64_t shard) {
     metaguard::SaveOptions options;
     options.max_shard_size = shard;
-    options.config = {{"kind", "three"}};
+    // The config differs between the two saves, so a load can tell which
+    // save's config.json it sees.
+    options.config = {{"kind", "three"}, {"saved", &model == &old_ ? "old" : "new"}};
     metaguard::save_pretrained(*model, dir, options);
   }
   // "old", "new", or what went wrong.
@@ -82,7 +84,14 @@ protected:
     auto same = [&](const Three &m) {
       return torch::equal(loaded->a, m->a) && torch::equal(loaded->b, m->b) && torch::equal(loaded->c, m->c);
     };
-    return same(old_) ? "old" : same(new_) ? "new" : "a mix of old and new tensors";
+    const std::string weights = same(old_) ? "old" : same(new_) ? "new" : "a mix of old and new tensors";
+    std::string config;
+    try {
+      config = metaguard::load_config(dir).value("saved", "");
+    } catch (const std::exception &e) {
+      return weights + " weights, no config: " + e.what();
+    }
+    return config == weights ? weights : weights + " weights with the " + config + " config";
   }
   int count_steps() {
     TempDir dir;
@@ -220,5 +229,43 @@ TEST(SaveCrashRuleTest, LeftoverTemporariesAndUnnamedShardsAreIgnoredAndCleanedU
   metaguard::load_weights(*loaded, dir.path());
   EXPECT_TRUE(torch::equal(loaded->c, two->c));
 }
+
+// The config the commit carries is used only when a save died before
+// config.json's rename; otherwise config.json is what a load reads.
+class CommittedConfigTest : public testing::TestWithParam<std::int64_t> {
+protected:
+  TempDir dir;
+  void SetUp() override {
+    metaguard::SaveOptions options;
+    options.max_shard_size = GetParam();
+    options.config = {{"kind", "three"}, {"saved", "by save_pretrained"}};
+    metaguard::save_pretrained(*Three(1.0f), dir.path(), options);
+  }
+};
+
+TEST_P(CommittedConfigTest, AConfigEditedByHandAfterTheSaveIsRead) {
+  metaguard_test::write_bytes(dir / "config.json", R"({"kind": "three", "saved": "edited"})");
+  EXPECT_EQ(metaguard::load_config(dir.path())["saved"], "edited");
+}
+
+TEST_P(CommittedConfigTest, AMissingConfigIsTheCommittedOne) {
+  std::filesystem::remove(dir / "config.json");
+  EXPECT_EQ(metaguard::load_config(dir.path())["saved"], "by save_pretrained");
+}
+
+TEST_P(CommittedConfigTest, AStaleConfigBesideTheDeadSavesTemporaryIsReplacedByTheCommittedOne) {
+  const std::string committed = metaguard_test::read_bytes(dir / "config.json");
+  metaguard_test::write_bytes(dir / "config.json", R"({"kind": "three", "saved": "previous save"})");
+  metaguard_test::write_bytes(dir / ".config.json.tmp-999999-1", committed);
+  EXPECT_EQ(metaguard::load_config(dir.path())["saved"], "by save_pretrained");
+  metaguard_test::write_bytes(dir / ".config.json.tmp-999999-1", R"({"other": 1})");
+  EXPECT_EQ(metaguard::load_config(dir.path())["saved"], "previous save")
+      << "a temporary that does not hold the committed text proves nothing";
+}
+
+INSTANTIATE_TEST_SUITE_P(SingleAndSharded, CommittedConfigTest, testing::Values(100000, 1000),
+                         [](const testing::TestParamInfo<std::int64_t> &info) {
+                           return info.param == 1000 ? std::string("sharded") : std::string("single");
+                         });
 
 } // namespace
