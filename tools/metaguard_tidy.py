@@ -409,10 +409,28 @@ def main(argv):
     return 0 if (args.exit_zero or not findings) else 1
 
 
+def merge_facts(argv):
+    parser = argparse.ArgumentParser(
+        prog="metaguard-tidy merge-facts",
+        description="Merge facts files written by --whole-program or ExportSummaries (or "
+                    "folders of them, or indexes) into one index for the SummaryFile option; "
+                    "conflicting summaries are merged conservatively and reported.")
+    parser.add_argument("facts", nargs="+", help="facts files, folders of them, or indexes")
+    parser.add_argument("-o", "--output", required=True, help="the index to write")
+    args = parser.parse_args(argv)
+    try:
+        metaguard_wholeprogram.merge_files(args.facts, args.output)
+    except ValueError as err:
+        raise ToolError(str(err))
+    return 0
+
+
 def entry_point():
     try:
         if sys.argv[1:2] == ["merge"]:
             return merge(sys.argv[2:])
+        if sys.argv[1:2] == ["merge-facts"]:
+            return merge_facts(sys.argv[2:])
         return main(sys.argv[1:])
     except ToolError as err:
         print(f"metaguard-tidy: error: {err}", file=sys.stderr)

@@ -179,14 +179,18 @@ def write_json(path, value):
     os.replace(temp, path)
 
 
-def read_facts(path):
-    """The facts file the plugin wrote, or None when missing or not usable."""
+def read_facts(path, index_too=False):
+    """The facts file the plugin wrote (or, index_too, a merged index), or
+    None when missing or not usable."""
     try:
         with open(path, encoding="utf-8") as handle:
             facts = json.load(handle)
     except (OSError, ValueError):
         return None
-    if not isinstance(facts, dict) or facts.get("metaguard_facts") != 1:
+    if not isinstance(facts, dict):
+        return None
+    if facts.get("metaguard_facts") != 1 and not (
+            index_too and facts.get("metaguard_facts_index") == 1):
         return None
     for key in ("functions", "defines", "uses", "inputs"):
         if not isinstance(facts.get(key, []), list):
@@ -383,3 +387,29 @@ class WholeProgram:
         except OSError as err:
             self.say(f"cannot write {self.state_path}: {err.strerror}; the next run starts over")
         return findings, problems
+
+
+def merge_files(paths, output, log=sys.stderr):
+    """`metaguard-tidy merge-facts`: facts files (or folders of them, or
+    indexes) -> one index, e.g. the facts of CI shards. Returns the number of
+    conflicts; raises ValueError naming a file that is not a facts file."""
+    files = []
+    for path in paths:
+        if os.path.isdir(path):
+            files += sorted(os.path.join(path, name) for name in os.listdir(path)
+                            if name.endswith(".json"))
+        else:
+            files.append(path)
+    sources = []
+    for path in files:
+        facts = read_facts(path, index_too=True)
+        if facts is None:
+            raise ValueError(f"{path}: not a metaguard facts file or index")
+        functions = [f for f in facts.get("functions", []) if isinstance(f, dict)]
+        sources.append((os.path.basename(path), functions))
+    functions, conflicts = merge_summaries(sources)
+    for conflict in conflicts:
+        print(f"metaguard-tidy: {conflict_message(conflict)}", file=log)
+    write_json(os.path.abspath(output), {"metaguard_facts_index": 1, "functions": functions,
+                                         "conflicts": conflicts})
+    return len(conflicts)

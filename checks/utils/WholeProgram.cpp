@@ -27,8 +27,11 @@ namespace {
 constexpr llvm::StringLiteral SummaryFileEnv = "METAGUARD_SUMMARY_FILE";
 constexpr llvm::StringLiteral ExportEnv = "METAGUARD_EXPORT_SUMMARIES";
 
+/// The environment variable when it is set, even to "" (metaguard-tidy sets
+/// METAGUARD_SUMMARY_FILE= to keep a .clang-tidy's SummaryFile out of the
+/// first pass), else the option.
 std::string fromEnvOr(llvm::StringLiteral Variable, llvm::StringRef Option) {
-  if (const char *Value = std::getenv(Variable.data()); Value && *Value)
+  if (const char *Value = std::getenv(Variable.data()))
     return Value;
   return Option.str();
 }

@@ -13,7 +13,8 @@
 //
 // Both are read with getLocalOrGlobal, so `CheckOptions: {SummaryFile: ...}`
 // sets them for both checks. The environment variables
-// METAGUARD_SUMMARY_FILE and METAGUARD_EXPORT_SUMMARIES override them: that
+// METAGUARD_SUMMARY_FILE and METAGUARD_EXPORT_SUMMARIES, when set (even to
+// an empty value, which turns the option off), override them: that
 // is how metaguard-tidy --whole-program passes them without replacing the
 // project's .clang-tidy (clang-tidy takes one --config, which hides the
 // .clang-tidy files).
