@@ -9,6 +9,11 @@ Pass 2 runs the checks again, with METAGUARD_SUMMARY_FILE pointing at the
 index, on the selected files that call a function defined in another TU; the
 others keep their pass-1 findings, which are the same.
 
+An edited file is checked once, not twice, when the plugin's exported
+summaries do not take in other TUs' summaries (its facts files say
+"folds_external_summaries": false): pass 1 then runs it with the previous
+index too, and its findings stand if what it calls did not change meanwhile.
+
 Everything is cached in --cache-dir (default <build>/metaguard-whole-program):
 
   state.json     per TU: its key, the files it read (size, mtime, sha256),
@@ -238,7 +243,8 @@ class WholeProgram:
         try:
             with open(self.state_path, encoding="utf-8") as handle:
                 state = json.load(handle)
-            if state.get("version") == STATE_VERSION and isinstance(state.get("tus"), dict):
+            if state.get("version") == STATE_VERSION and isinstance(state.get("tus"), dict) \
+                    and all(isinstance(r, dict) for r in state["tus"].values()):
                 return state
             self.say(f"{self.state_path}: from another version; re-summarising everything")
         except FileNotFoundError:
@@ -279,15 +285,17 @@ class WholeProgram:
                    self.hashes.unchanged(path, stamp)
                    for path, stamp in record.get("inputs", {}).items())
 
-    def summarise(self, source, key):
-        """Pass 1 on one TU: its findings and facts; (record, problem)."""
+    def summarise(self, source, key, old_index):
+        """Pass 1 on one TU: its findings and facts; (record, problem).
+        old_index: the previous run's index to check with at the same time."""
         before = self.hashes.stat(source)
         facts_path = self.facts_path(source)
         try:
             os.remove(facts_path)
         except OSError:
             pass
-        findings, problem = self.run_one(source, {ENV_EXPORT: facts_path, ENV_SUMMARY: ""})
+        findings, problem = self.run_one(
+            source, {ENV_EXPORT: facts_path, ENV_SUMMARY: old_index or ""})
         facts = read_facts(facts_path)
         if facts is None:
             return None, problem or f"{source}: the plugin wrote no facts file ({facts_path})"
@@ -298,13 +306,30 @@ class WholeProgram:
             stamp, digest = self.hashes.stat(path), self.hashes.sha(path)
             if stamp is not None and digest is not None:
                 inputs[path] = stamp + [digest]
-        record = {"key": key, "facts": facts_path, "inputs": inputs, "findings1": findings}
+        record = {"key": key, "facts": facts_path, "inputs": inputs, "findings1": findings,
+                  "with_index": bool(old_index)}
         # Edited while clang-tidy read it: these facts may be of the old text.
         self.hashes.stats.pop(source, None)
         # A TU that clang-tidy could not check cleanly is tried again next run.
         if self.hashes.stat(source) != before or problem:
             record["key"] = "stale"
         return record, problem
+
+    @staticmethod
+    def external(source, uses, definers, versions):
+        """The functions source calls that other TUs define, with those TUs'
+        versions: what its pass-2 findings depend on besides itself."""
+        return sorted(
+            (usr, [(d, versions.get(d)) for d in definers[usr] if d != source])
+            for usr in set(uses) if any(d != source for d in definers.get(usr, [])))
+
+    @staticmethod
+    def definers(facts):
+        result = {}
+        for source in sorted(facts):
+            for usr in facts[source].get("defines", []):
+                result.setdefault(usr, []).append(source)
+        return result
 
     @staticmethod
     def version(record):
@@ -319,11 +344,25 @@ class WholeProgram:
         universe = sorted(self.entries)
         keys = {source: self.tu_key(source) for source in universe}
         stale = [s for s in universe if not self.still_valid(records.get(s), keys[s])]
+        # Check the edited files with the previous index while summarising
+        # them, when that index is the one this state describes and the
+        # plugin's summaries do not depend on it.
+        old_index = None
+        if state.get("folds") is False and state.get("index_sha") and \
+                self.hashes.sha(self.index_path) == state["index_sha"]:
+            old_index = self.index_path
+        old_facts = {s: read_facts(r.get("facts", "")) or {} for s, r in records.items()}
+        old_definers = self.definers(old_facts)
+        old_versions = {s: self.version(r) for s, r in records.items()}
         problems = []
         for source, (record, problem) in zip(
-                stale, pool.map(lambda s: self.summarise(s, keys[s]), stale)):
+                stale, pool.map(lambda s: self.summarise(s, keys[s], old_index), stale)):
             if problem:
                 problems.append(problem)
+            if record and record["with_index"]:
+                uses = (read_facts(record["facts"]) or {}).get("uses", [])
+                record["combined_dep"] = sha256_text(json.dumps([self.version(record), self.external(
+                    source, uses, old_definers, old_versions)]))
             if record:
                 records[source] = record
             else:
@@ -346,25 +385,32 @@ class WholeProgram:
             self.say(conflict_message(conflict))
         write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
                                      "conflicts": conflicts})
-        definers = {}
-        for source in sorted(facts):
-            for usr in facts[source].get("defines", []):
-                definers.setdefault(usr, []).append(source)
+        self.hashes.hashes.pop(self.index_path, None)
+        state["index_sha"] = self.hashes.sha(self.index_path)
+        state["folds"] = any(f.get("folds_external_summaries", True) is not False
+                             for f in facts.values())
+        definers = self.definers(facts)
+        versions = {s: self.version(r) for s, r in records.items()}
+        for source, record in records.items():
+            # Checked with the previous index in pass 1: final if what it
+            # calls is defined by the same, unchanged TUs as then.
+            combined = record.pop("combined_dep", None)
+            external = self.external(source, facts[source].get("uses", []), definers, versions)
+            if combined and external and combined == sha256_text(
+                    json.dumps([versions[source], external])):
+                record["pass2"] = {"dep": combined, "findings": record["findings1"]}
 
         todo, findings = [], []
         for source in selected:
             record = records.get(source)
             if not record:
                 continue
-            external = sorted(
-                (usr, [(d, self.version(records[d])) for d in definers[usr] if d != source])
-                for usr in set(facts[source].get("uses", []))
-                if any(d != source for d in definers.get(usr, [])))
+            external = self.external(source, facts[source].get("uses", []), definers, versions)
             if not external:
                 record.pop("pass2", None)
                 findings.extend(record["findings1"])
                 continue
-            dep = sha256_text(json.dumps([self.version(record), external]))
+            dep = sha256_text(json.dumps([versions[source], external]))
             cached = record.get("pass2")
             if isinstance(cached, dict) and cached.get("dep") == dep:
                 findings.extend(cached.get("findings", []))

@@ -222,7 +222,7 @@ WholeProgramFacts::findExternalSummary(const FunctionDecl *FD) {
 }
 
 void WholeProgramFacts::exportSummaries(
-    llvm::ArrayRef<FunctionSummary> Summaries) {
+    llvm::ArrayRef<FunctionSummary> Summaries, bool FoldsExternalSummaries) {
   if (exporting() && SM && !MainFile.empty()) {
     std::string Path = ExportPath;
     if (llvm::StringRef(Path).ends_with("/") ||
@@ -231,6 +231,7 @@ void WholeProgramFacts::exportSummaries(
 
     TranslationUnitFacts Facts;
     Facts.MainFile = MainFile;
+    Facts.FoldsExternalSummaries = FoldsExternalSummaries;
     Facts.Functions = combineExports(Path, CheckName, Summaries);
     Facts.Defines.assign(Defines.begin(), Defines.end());
     Facts.Uses.assign(Uses.begin(), Uses.end());

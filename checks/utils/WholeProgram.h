@@ -67,8 +67,11 @@ public:
   /// In the check's onEndOfTranslationUnit: writes the TU's facts file when
   /// ExportSummaries is set (with Summaries, the functions this TU defines,
   /// combined with what the other metaguard check exports for the same
-  /// file), and forgets the TU.
-  void exportSummaries(llvm::ArrayRef<FunctionSummary> Summaries);
+  /// file), and forgets the TU. FoldsExternalSummaries: whether Summaries
+  /// were computed with the SummaryFile's summaries of callees in other TUs
+  /// (they must not be, for a cheap incremental re-run; see SummaryJson.h).
+  void exportSummaries(llvm::ArrayRef<FunctionSummary> Summaries,
+                       bool FoldsExternalSummaries = false);
 
   bool exporting() const { return !ExportPath.empty(); }
 

@@ -4,7 +4,8 @@ compiled against the check tests' mock headers (argv[2]), and configures it
 with CMAKE_EXPORT_COMPILE_COMMANDS into argv[1]/build.
 
   src/model.h     declarations shared by the files below
-  src/loader.cpp  load_encoder(): a from_pretrained call
+  src/loader.cpp  load_encoder(): a from_pretrained call (and loader_detail.h,
+                  a header no other file includes)
   src/setter.cpp  enter_meta(): set_default_device("meta")
   src/mover.cpp   move_to_cpu(model): model.to(kCPU)
   src/scope.cpp   load_encoder() under init_empty_weights(), and after
@@ -40,7 +41,11 @@ Encoder load_encoder(const std::filesystem::path &dir);
 void enter_meta();
 void move_to_cpu(torch::nn::Module &model);
 """,
+    "src/loader_detail.h": """#pragma once
+constexpr int loader_detail = 1;
+""",
     "src/loader.cpp": """#include "model.h"
+#include "loader_detail.h"
 
 Encoder load_encoder(const std::filesystem::path &dir) {
   return metaguard::from_pretrained<Encoder>(dir);
