@@ -161,8 +161,7 @@ FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
       Loaders(LoaderFunctionsOption),
       Guards(MetaScopeTypesOption, DeviceScopeTypesOption),
       ScopeFunctions(MetaScopeFunctionsOption),
-      Setters(DefaultDeviceSettersOption),
-      Facts(Name, Options) {}
+      Setters(DefaultDeviceSettersOption), Facts(Name, Options) {}
 
 void FromPretrainedInMetaScopeCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {

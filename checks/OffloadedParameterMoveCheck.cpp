@@ -160,8 +160,7 @@ OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
           Options.get("ParameterMutators", DefaultParameterMutators).str()),
       Dispatchers(DispatchFunctionsOption), Loaders(LoaderFunctionsOption),
       HookRemovers(HookRemoversOption), NeedsHooks(NeedsHooksOption),
-      Mutators(ParameterMutatorsOption),
-      Facts(Name, Options) {}
+      Mutators(ParameterMutatorsOption), Facts(Name, Options) {}
 
 void OffloadedParameterMoveCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {

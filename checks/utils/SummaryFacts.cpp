@@ -32,13 +32,11 @@ Stamp stampOf(llvm::StringRef Path, bool &IsFolder) {
   Stamp S;
   IsFolder = false;
   llvm::sys::fs::file_status Status;
-  if (llvm::sys::fs::status(Path, Status) ||
-      !llvm::sys::fs::exists(Status)) {
+  if (llvm::sys::fs::status(Path, Status) || !llvm::sys::fs::exists(Status)) {
     S.Missing = true;
     return S;
   }
-  auto Add = [&S](llvm::StringRef File,
-                  const llvm::sys::fs::file_status &St) {
+  auto Add = [&S](llvm::StringRef File, const llvm::sys::fs::file_status &St) {
     S.Files.emplace_back(
         File.str(), St.getSize(),
         static_cast<int64_t>(
@@ -57,8 +55,7 @@ Stamp stampOf(llvm::StringRef Path, bool &IsFolder) {
     if (!Name.ends_with(".json"))
       continue;
     llvm::sys::fs::file_status St;
-    if (!llvm::sys::fs::status(Name, St) &&
-        llvm::sys::fs::is_regular_file(St))
+    if (!llvm::sys::fs::status(Name, St) && llvm::sys::fs::is_regular_file(St))
       Add(Name, St);
   }
   std::sort(S.Files.begin(), S.Files.end());
@@ -69,8 +66,8 @@ void report(const std::string &Message) {
   llvm::errs() << "metaguard: " << Message << "\n";
 }
 
-std::shared_ptr<const SummaryTable> load(llvm::StringRef Path,
-                                         const Stamp &S, bool IsFolder) {
+std::shared_ptr<const SummaryTable> load(llvm::StringRef Path, const Stamp &S,
+                                         bool IsFolder) {
   auto Table = std::make_shared<SummaryTable>();
   if (S.Missing) {
     report(("SummaryFile " + Path +

@@ -48,9 +48,8 @@ llvm::StringRef mapName(DeviceMapKind K) {
 }
 
 std::optional<DeviceAtReturn> deviceFromName(llvm::StringRef Name) {
-  for (DeviceAtReturn D :
-       {DeviceAtReturn::Unchanged, DeviceAtReturn::Meta,
-        DeviceAtReturn::Restored, DeviceAtReturn::Unknown})
+  for (DeviceAtReturn D : {DeviceAtReturn::Unchanged, DeviceAtReturn::Meta,
+                           DeviceAtReturn::Restored, DeviceAtReturn::Unknown})
     if (Name == deviceName(D))
       return D;
   return std::nullopt;
@@ -217,7 +216,7 @@ public:
       const Json &A = (*V)[I];
       std::string Key = "args[" + std::to_string(I) + "]";
       if (!A.is_object())
-        return fail(Key.c_str(), "expected an object, got " + typeName(A).str());
+        return fail(Key, "expected an object, got " + typeName(A).str());
       EntryReader Inner(A);
       unsigned Index = 0;
       ArgumentEffects Effects;
@@ -227,7 +226,7 @@ public:
       Inner.boolean("removes_hooks", Effects.RemovesHooks);
       Inner.ref("at", Effects.At);
       if (!Inner.ok())
-        return fail(Key.c_str(), Inner.Error);
+        return fail(Key, Inner.Error);
       if (Effects.any())
         Out[Index] = Effects;
     }
@@ -280,6 +279,13 @@ void readStrings(const Json &Root, const char *Key, llvm::StringRef Path,
   }
 }
 
+/// Removes a temporary file on a path that failed anyway; a second error
+/// would only hide the first.
+void removeQuietly(llvm::StringRef Path) {
+  std::error_code Ignored = llvm::sys::fs::remove(Path);
+  (void)Ignored;
+}
+
 } // namespace
 
 std::string summaryToJson(const FunctionSummary &S) {
@@ -324,8 +330,7 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
     auto It = Root.find(VersionKey);
     if (It == Root.end())
       continue;
-    if (!It->is_number_unsigned() ||
-        It->get<uint64_t>() > FactsFormatVersion) {
+    if (!It->is_number_unsigned() || It->get<uint64_t>() > FactsFormatVersion) {
       Result.Unreadable = true;
       Result.Errors.push_back(
           (Path + ": key \"" + VersionKey + "\": format " + It->dump() +
@@ -349,8 +354,9 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
   if (Functions == Root.end())
     return Result;
   if (!Functions->is_array()) {
-    Result.Errors.push_back((Path + ": key \"functions\": expected an array, "
-                                    "got " +
+    Result.Errors.push_back((Path +
+                             ": key \"functions\": expected an array, "
+                             "got " +
                              typeName(*Functions))
                                 .str());
     return Result;
@@ -397,7 +403,7 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
 }
 
 std::string writeFileAtomically(llvm::StringRef Path,
-                                 llvm::StringRef Contents) {
+                                llvm::StringRef Contents) {
   llvm::StringRef Parent = llvm::sys::path::parent_path(Path);
   if (!Parent.empty())
     if (std::error_code EC = llvm::sys::fs::create_directories(Parent))
@@ -420,12 +426,12 @@ std::string writeFileAtomically(llvm::StringRef Path,
     if (Out.has_error()) {
       std::string Why = Out.error().message();
       Out.clear_error();
-      llvm::sys::fs::remove(Temp);
+      removeQuietly(Temp); // The error to report is the write's.
       return ("cannot write " + Temp + ": " + Why).str();
     }
   }
   if (std::error_code EC = llvm::sys::fs::rename(Temp, Path)) {
-    llvm::sys::fs::remove(Temp);
+    removeQuietly(Temp); // The error to report is the rename's.
     return ("cannot rename " + Temp + " to " + Path + ": " + EC.message())
         .str();
   }

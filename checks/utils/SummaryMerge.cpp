@@ -64,7 +64,8 @@ FunctionSummary mergeConservatively(const FunctionSummary &A,
   M.DefaultDevice = agreeOrUnknown(A.DefaultDevice, B.DefaultDevice);
   if (M.DefaultDevice != A.DefaultDevice)
     M.DefaultDeviceAt = SourceRef();
-  M.ReturnedDeviceMap = agreeOrUnknown(A.ReturnedDeviceMap, B.ReturnedDeviceMap);
+  M.ReturnedDeviceMap =
+      agreeOrUnknown(A.ReturnedDeviceMap, B.ReturnedDeviceMap);
   M.LoadsWeights = A.LoadsWeights && B.LoadsWeights;
   if (!M.LoadsWeights) {
     M.LoadsAt = SourceRef();
@@ -93,7 +94,8 @@ FunctionSummary mergeConservatively(const FunctionSummary &A,
 }
 
 std::string SummaryConflict::message() const {
-  std::string Text = "conflicting summaries of '" + Name + "' (" + USR + ") in ";
+  std::string Text =
+      "conflicting summaries of '" + Name + "' (" + USR + ") in ";
   for (size_t I = 0; I < Sources.size(); ++I)
     Text += (I ? ", " : "") + Sources[I];
   Text += " disagree on ";

@@ -24,14 +24,14 @@ namespace clang::tidy::metaguard {
 
 namespace {
 
-constexpr llvm::StringLiteral SummaryFileEnv = "METAGUARD_SUMMARY_FILE";
-constexpr llvm::StringLiteral ExportEnv = "METAGUARD_EXPORT_SUMMARIES";
+constexpr const char *SummaryFileEnv = "METAGUARD_SUMMARY_FILE";
+constexpr const char *ExportEnv = "METAGUARD_EXPORT_SUMMARIES";
 
 /// The environment variable when it is set, even to "" (metaguard-tidy sets
 /// METAGUARD_SUMMARY_FILE= to keep a .clang-tidy's SummaryFile out of the
 /// first pass), else the option.
-std::string fromEnvOr(llvm::StringLiteral Variable, llvm::StringRef Option) {
-  if (const char *Value = std::getenv(Variable.data()))
+std::string fromEnvOr(const char *Variable, llvm::StringRef Option) {
+  if (const char *Value = std::getenv(Variable))
     return Value;
   return Option.str();
 }
@@ -59,8 +59,7 @@ std::string factsFileIn(llvm::StringRef Folder, llvm::StringRef MainFile) {
   std::string Name;
   llvm::raw_string_ostream(Name)
       << llvm::sys::path::filename(MainFile) << "-"
-      << llvm::format_hex_no_prefix(llvm::xxh3_64bits(MainFile), 16)
-      << ".json";
+      << llvm::format_hex_no_prefix(llvm::xxh3_64bits(MainFile), 16) << ".json";
   llvm::sys::path::append(Path, Name);
   return std::string(Path);
 }
@@ -127,6 +126,7 @@ combineExports(llvm::StringRef Path, llvm::StringRef CheckName,
         It->second = combineFacets(It->second, S);
     }
   std::vector<FunctionSummary> Result;
+  Result.reserve(ByUSR.size());
   for (auto &Item : ByUSR)
     Result.push_back(std::move(Item.second));
   return Result;
@@ -164,10 +164,10 @@ void WholeProgramFacts::registerMatchers(MatchFinder *Finder) {
     return;
   // Definitions and calls outside system headers: LibTorch's and the
   // standard library's functions are known by name, not by summary.
-  Finder->addMatcher(functionDecl(isDefinition(),
-                                  unless(isExpansionInSystemHeader()))
-                         .bind("definition"),
-                     this);
+  Finder->addMatcher(
+      functionDecl(isDefinition(), unless(isExpansionInSystemHeader()))
+          .bind("definition"),
+      this);
   Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
                               callee(functionDecl().bind("callee"))),
                      this);
@@ -245,8 +245,9 @@ void WholeProgramFacts::exportSummaries(
 
     std::string Error = writeFileAtomically(Path, factsToJson(Facts));
     if (!Error.empty())
-      llvm::errs() << "metaguard: cannot write the facts file (ExportSummaries): "
-                   << Error << "\n";
+      llvm::errs()
+          << "metaguard: cannot write the facts file (ExportSummaries): "
+          << Error << "\n";
   }
   SM = nullptr;
   MainFile.clear();
