@@ -403,8 +403,13 @@ class WholeProgram:
         todo, findings = [], []
         for source in selected:
             record = records.get(source)
-            if not record:
+            if source not in self.entries:
+                # Selected but not a source pass 1 covers (a .c file named on
+                # the command line): checked once, with the index.
+                todo.append((source, None))
                 continue
+            if not record:
+                continue  # pass 1 failed on it, and said so
             external = self.external(source, facts[source].get("uses", []), definers, versions)
             if not external:
                 record.pop("pass2", None)
@@ -422,7 +427,7 @@ class WholeProgram:
             findings.extend(file_findings)
             if problem:
                 problems.append(problem)
-            else:
+            elif dep:
                 records[source]["pass2"] = {"dep": dep, "findings": file_findings}
         names = "".join(f"{', ' if i else ': '}{display(s)}" for i, (s, _) in enumerate(todo[:20]))
         more = f" and {len(todo) - 20} more" if len(todo) > 20 else ""
