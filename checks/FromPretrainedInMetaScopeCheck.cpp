@@ -161,7 +161,7 @@ FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
       Loaders(LoaderFunctionsOption),
       Guards(MetaScopeTypesOption, DeviceScopeTypesOption),
       ScopeFunctions(MetaScopeFunctionsOption),
-      Setters(DefaultDeviceSettersOption) {}
+      Setters(DefaultDeviceSettersOption), Facts(Name, Options) {}
 
 void FromPretrainedInMetaScopeCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {
@@ -171,9 +171,11 @@ void FromPretrainedInMetaScopeCheck::storeOptions(
   Options.store(Opts, "MetaScopeFunctions", MetaScopeFunctionsOption);
   Options.store(Opts, "DefaultDeviceSetters", DefaultDeviceSettersOption);
   Options.store(Opts, "CallDepth", CallDepth);
+  Facts.storeOptions(Options, Opts);
 }
 
 void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
+  Facts.registerMatchers(Finder);
   // Every function with a source of meta state is analysed once: a local
   // guard variable, a default-device setter call, or a scope-function call.
   // Only code outside system headers: LibTorch's and the standard library's
@@ -235,6 +237,8 @@ void FromPretrainedInMetaScopeCheck::check(
 }
 
 void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
+  // TODO(issue 10): export the TU's summary table instead.
+  Facts.exportSummaries(noSummariesYet());
   Cfgs.clear();
   LiveGuards.clear();
   Functions.clear();

@@ -15,6 +15,7 @@
 #include "utils/NameList.h"
 #include "utils/ScopeGuards.h"
 #include "utils/StmtParents.h"
+#include "utils/WholeProgram.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseMap.h"
@@ -129,6 +130,9 @@ private:
   llvm::DenseSet<const FunctionDecl *> InProgress;
   std::map<ExposureKey, std::optional<InnerLoad>> WithinMemo;
   llvm::DenseSet<const FunctionDecl *> WithinInProgress;
+
+  /// Whole-program mode: SummaryFile / ExportSummaries.
+  WholeProgramFacts Facts;
 };
 
 } // namespace clang::tidy::metaguard

@@ -160,7 +160,7 @@ OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
           Options.get("ParameterMutators", DefaultParameterMutators).str()),
       Dispatchers(DispatchFunctionsOption), Loaders(LoaderFunctionsOption),
       HookRemovers(HookRemoversOption), NeedsHooks(NeedsHooksOption),
-      Mutators(ParameterMutatorsOption) {}
+      Mutators(ParameterMutatorsOption), Facts(Name, Options) {}
 
 void OffloadedParameterMoveCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {
@@ -169,9 +169,11 @@ void OffloadedParameterMoveCheck::storeOptions(
   Options.store(Opts, "HookRemovers", HookRemoversOption);
   Options.store(Opts, "NeedsHooks", NeedsHooksOption);
   Options.store(Opts, "ParameterMutators", ParameterMutatorsOption);
+  Facts.storeOptions(Options, Opts);
 }
 
 void OffloadedParameterMoveCheck::registerMatchers(MatchFinder *Finder) {
+  Facts.registerMatchers(Finder);
   // A function is analysed when something in it may dispatch a model: a
   // DispatchFunctions call, a loader call (whose options decide later), or a
   // call to a function that returns a dispatched model.
@@ -196,6 +198,8 @@ void OffloadedParameterMoveCheck::check(
 }
 
 void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
+  // TODO(issue 10): export the TU's summary table instead.
+  Facts.exportSummaries(noSummariesYet());
   Cfgs.clear();
   Functions.clear();
   Analyzed.clear();

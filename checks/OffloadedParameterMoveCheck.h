@@ -15,6 +15,7 @@
 #include "utils/ModuleExprs.h"
 #include "utils/NameList.h"
 #include "utils/StmtParents.h"
+#include "utils/WholeProgram.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"
@@ -158,6 +159,9 @@ private:
   llvm::DenseSet<SourceLocation> Reported;
   std::map<const FunctionDecl *, std::optional<Dispatch>> FactoryMemo;
   llvm::DenseSet<const FunctionDecl *> FactoryInProgress;
+
+  /// Whole-program mode: SummaryFile / ExportSummaries.
+  WholeProgramFacts Facts;
 };
 
 } // namespace clang::tidy::metaguard

@@ -5,6 +5,11 @@ clang-tidy-19 with the metaguard plugin loaded on every matching source file in
 parallel, and prints the findings as text (compiler style, for terminals and
 editors' problem matchers), JSON, or SARIF 2.1.0 (for code-scanning UIs).
 
+`--whole-program` runs two passes: the first writes each translation unit's
+function summaries (cached by command and content), the second checks with
+the summaries of functions defined in other files (see
+metaguard_wholeprogram.py and docs/whole-program.md).
+
 `--shard I/N` checks every N-th source file (a CI matrix runs the N shards in
 parallel) and `metaguard-tidy merge A B ... -o OUT` joins their JSON or SARIF
 reports into the report a single run would have written.
@@ -24,6 +29,7 @@ import sys
 
 import metaguard_regions
 import metaguard_sarif
+import metaguard_wholeprogram
 
 VERSION = "0.1.0"
 DEFAULT_CHECKS = "-*,metaguard-*"
@@ -88,6 +94,12 @@ def parse_args(argv):
     parser.add_argument("--shard", type=parse_shard, metavar="I/N",
                         help="check only shard I of N (1 <= I <= N): every N-th file of the "
                              "sorted file list; join the reports with 'metaguard-tidy merge'")
+    parser.add_argument("--whole-program", action="store_true",
+                        help="two passes: summarise every file of the database (cached), then "
+                             "check with the summaries of functions defined in other files")
+    parser.add_argument("--cache-dir",
+                        help="--whole-program's cache and merged index (default: "
+                             "<build dir>/metaguard-whole-program)")
     parser.add_argument("--version", action="version", version="%(prog)s " + VERSION)
     return parser.parse_args(argv)
 
@@ -131,6 +143,11 @@ def source_root(requested):
 
 
 def load_database(build_dir):
+    return sorted(database_entries(build_dir))
+
+
+def database_entries(build_dir):
+    """{absolute source path: [its compile commands]}."""
     path = os.path.join(build_dir, "compile_commands.json")
     try:
         with open(path, encoding="utf-8") as handle:
@@ -142,15 +159,15 @@ def load_database(build_dir):
         raise ToolError(f"{path}:{err.lineno}: not valid JSON: {err.msg}")
     if not isinstance(entries, list):
         raise ToolError(f"{path}: expected a JSON array of compile commands")
-    files = []
+    files = {}
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or "file" not in entry:
             raise ToolError(f"{path}: entry {index} has no \"file\"")
         name = entry["file"]
         if not os.path.isabs(name):
             name = os.path.join(entry.get("directory", build_dir), name)
-        files.append(os.path.normpath(name))
-    return sorted(set(files))
+        files.setdefault(os.path.normpath(name), []).append(entry)
+    return files
 
 
 def select_files(database_files, paths):
@@ -207,10 +224,12 @@ def parse_diagnostics(output):
     return findings
 
 
-def run_one(args, plugin, build_dir, source):
+def run_one(args, plugin, build_dir, source, env=None):
+    """env: variables to set for this clang-tidy (whole-program mode)."""
     try:
         proc = subprocess.run(tidy_command(args, plugin, build_dir, source),
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False,
+                              env=dict(os.environ, **env) if env else None)
     except OSError as err:
         raise ToolError(f"cannot run {args.clang_tidy}: {err}")
     findings = parse_diagnostics(proc.stdout)
@@ -219,7 +238,17 @@ def run_one(args, plugin, build_dir, source):
         problem = f"{source}: clang-tidy exited with {proc.returncode}: {proc.stderr.strip()[-2000:]}"
     elif "error: " in proc.stderr and "metaguard" in proc.stderr:
         problem = f"{source}: {proc.stderr.strip()}"
+    else:
+        # The plugin's own remarks (a facts file it cannot read, conflicting
+        # summaries) are passed on, once per run.
+        for line in proc.stderr.splitlines():
+            if line.startswith("metaguard: ") and line not in REMARKS:
+                REMARKS.add(line)
+                print(line, file=sys.stderr)
     return findings, problem
+
+
+REMARKS = set()
 
 
 def finding_key(finding):
@@ -340,7 +369,8 @@ def main(argv):
                         "clang-tidy-19) or pass --clang-tidy")
     build_dir = os.path.abspath(args.build_dir)
     root = source_root(args.source_root)
-    files = select_files(load_database(build_dir), args.paths)
+    entries = database_entries(build_dir)
+    files = select_files(sorted(entries), args.paths)
     if not files:
         raise ToolError("no source file to check")
     if args.shard:
@@ -349,11 +379,20 @@ def main(argv):
 
     findings, problems = [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for file_findings, problem in pool.map(
-                lambda source: run_one(args, plugin, build_dir, source), files):
-            findings.extend(file_findings)
-            if problem:
-                problems.append(problem)
+        if args.whole_program:
+            # Pass 1 covers the whole database, not just the selected files:
+            # a selected file may call into any of them.
+            sources = {f: e for f, e in entries.items() if f.endswith(SOURCE_SUFFIXES)}
+            whole = metaguard_wholeprogram.WholeProgram(
+                args, plugin, build_dir, sources,
+                lambda source, env: run_one(args, plugin, build_dir, source, env))
+            findings, problems = whole.run(files, pool)
+        else:
+            for file_findings, problem in pool.map(
+                    lambda source: run_one(args, plugin, build_dir, source), files):
+                findings.extend(file_findings)
+                if problem:
+                    problems.append(problem)
     findings = locate_all(unique(findings))
 
     if args.format == "json":
@@ -370,10 +409,28 @@ def main(argv):
     return 0 if (args.exit_zero or not findings) else 1
 
 
+def merge_facts(argv):
+    parser = argparse.ArgumentParser(
+        prog="metaguard-tidy merge-facts",
+        description="Merge facts files written by --whole-program or ExportSummaries (or "
+                    "folders of them, or indexes) into one index for the SummaryFile option; "
+                    "conflicting summaries are merged conservatively and reported.")
+    parser.add_argument("facts", nargs="+", help="facts files, folders of them, or indexes")
+    parser.add_argument("-o", "--output", required=True, help="the index to write")
+    args = parser.parse_args(argv)
+    try:
+        metaguard_wholeprogram.merge_files(args.facts, args.output)
+    except ValueError as err:
+        raise ToolError(str(err))
+    return 0
+
+
 def entry_point():
     try:
         if sys.argv[1:2] == ["merge"]:
             return merge(sys.argv[2:])
+        if sys.argv[1:2] == ["merge-facts"]:
+            return merge_facts(sys.argv[2:])
         return main(sys.argv[1:])
     except ToolError as err:
         print(f"metaguard-tidy: error: {err}", file=sys.stderr)

@@ -1,0 +1,260 @@
+//===--- WholeProgram.cpp - metaguard-tidy ---------------------*- C++ -*-===//
+
+#include "utils/WholeProgram.h"
+#include "utils/SummaryJson.h"
+#include "utils/Usr.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+using namespace clang::ast_matchers;
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr const char *SummaryFileEnv = "METAGUARD_SUMMARY_FILE";
+constexpr const char *ExportEnv = "METAGUARD_EXPORT_SUMMARIES";
+
+/// The environment variable when it is set, even to "" (metaguard-tidy sets
+/// METAGUARD_SUMMARY_FILE= to keep a .clang-tidy's SummaryFile out of the
+/// first pass), else the option.
+std::string fromEnvOr(const char *Variable, llvm::StringRef Option) {
+  if (const char *Value = std::getenv(Variable))
+    return Value;
+  return Option.str();
+}
+
+/// Path if it exists from the working folder; else the first Dir/Path that
+/// exists, Dir being the main file's folder or a parent of it; else Path.
+std::string resolveSummaryFile(llvm::StringRef Path, llvm::StringRef MainFile) {
+  if (Path.empty() || llvm::sys::path::is_absolute(Path) ||
+      llvm::sys::fs::exists(Path))
+    return Path.str();
+  for (llvm::StringRef Dir = llvm::sys::path::parent_path(MainFile);
+       !Dir.empty(); Dir = llvm::sys::path::parent_path(Dir)) {
+    llvm::SmallString<256> Candidate(Dir);
+    llvm::sys::path::append(Candidate, Path);
+    if (llvm::sys::fs::exists(Candidate))
+      return std::string(Candidate);
+  }
+  return Path.str();
+}
+
+/// The facts file for MainFile when ExportSummaries names a folder: its
+/// base name (readable) and a hash of its full path (unique).
+std::string factsFileIn(llvm::StringRef Folder, llvm::StringRef MainFile) {
+  llvm::SmallString<256> Path(Folder);
+  std::string Name;
+  llvm::raw_string_ostream(Name)
+      << llvm::sys::path::filename(MainFile) << "-"
+      << llvm::format_hex_no_prefix(llvm::xxh3_64bits(MainFile), 16) << ".json";
+  llvm::sys::path::append(Path, Name);
+  return std::string(Path);
+}
+
+/// Field by field, the value that says something wins over the default. The
+/// two metaguard checks may each fill in their own facts of a function.
+FunctionSummary combineFacets(FunctionSummary A, const FunctionSummary &B) {
+  if (A.Name.empty())
+    A.Name = B.Name;
+  if (A.DefaultDevice == DeviceAtReturn::Unchanged) {
+    A.DefaultDevice = B.DefaultDevice;
+    A.DefaultDeviceAt = B.DefaultDeviceAt;
+  }
+  if (!A.LoadsWeights && B.LoadsWeights) {
+    A.LoadsWeights = true;
+    A.LoadsAt = B.LoadsAt;
+    A.Loader = B.Loader;
+  }
+  if (!A.OpensMetaScope && B.OpensMetaScope) {
+    A.OpensMetaScope = true;
+    A.OpensMetaScopeAt = B.OpensMetaScopeAt;
+  }
+  if (!A.ReturnsDispatchedModel && B.ReturnsDispatchedModel) {
+    A.ReturnsDispatchedModel = true;
+    A.DispatchedAt = B.DispatchedAt;
+  }
+  for (const auto &[Index, Effects] : B.Args) {
+    ArgumentEffects &Mine = A.Args[Index];
+    if (!Mine.any())
+      Mine.At = Effects.At;
+    Mine.Moves |= Effects.Moves;
+    Mine.MutatesParameters |= Effects.MutatesParameters;
+    Mine.RemovesHooks |= Effects.RemovesHooks;
+  }
+  if (A.ReturnedDeviceMap == DeviceMapKind::None)
+    A.ReturnedDeviceMap = B.ReturnedDeviceMap;
+  return A;
+}
+
+/// What the checks of this process have exported to each facts file for
+/// the current TU: both metaguard checks write the same file, and the
+/// second write must keep the first one's summaries.
+struct PendingExport {
+  std::map<std::string, std::vector<FunctionSummary>> ByCheck;
+};
+
+std::vector<FunctionSummary>
+combineExports(llvm::StringRef Path, llvm::StringRef CheckName,
+               llvm::ArrayRef<FunctionSummary> Summaries) {
+  static std::mutex Lock;
+  static std::map<std::string, PendingExport, std::less<>> Pending;
+  std::lock_guard<std::mutex> Guard(Lock);
+  PendingExport &Entry = Pending[Path.str()];
+  // A check exporting again: a new TU for the same file (clangd re-parsing,
+  // or the file named twice on a command line).
+  if (Entry.ByCheck.count(CheckName.str()))
+    Entry.ByCheck.clear();
+  Entry.ByCheck[CheckName.str()] = Summaries.vec();
+  std::map<std::string, FunctionSummary> ByUSR;
+  for (const auto &Contribution : Entry.ByCheck)
+    for (const FunctionSummary &S : Contribution.second) {
+      auto [It, New] = ByUSR.try_emplace(S.USR, S);
+      if (!New)
+        It->second = combineFacets(It->second, S);
+    }
+  std::vector<FunctionSummary> Result;
+  Result.reserve(ByUSR.size());
+  for (auto &Item : ByUSR)
+    Result.push_back(std::move(Item.second));
+  return Result;
+}
+
+std::string absolute(const SourceManager &SM, llvm::StringRef Name) {
+  llvm::SmallString<256> Path(Name);
+  SM.getFileManager().makeAbsolutePath(Path);
+  llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+  return std::string(Path);
+}
+
+} // namespace
+
+WholeProgramFacts::WholeProgramFacts(llvm::StringRef CheckName,
+                                     ClangTidyCheck::OptionsView &Options)
+    : CheckName(CheckName.str()),
+      SummaryFileOption(Options.getLocalOrGlobal("SummaryFile", "").str()),
+      ExportOption(Options.getLocalOrGlobal("ExportSummaries", "").str()),
+      ExportPath(fromEnvOr(ExportEnv, ExportOption)),
+      External(fromEnvOr(SummaryFileEnv, SummaryFileOption)) {}
+
+void WholeProgramFacts::storeOptions(ClangTidyCheck::OptionsView &Options,
+                                     ClangTidyOptions::OptionMap &Opts) const {
+  Options.store(Opts, "SummaryFile", SummaryFileOption);
+  Options.store(Opts, "ExportSummaries", ExportOption);
+}
+
+void WholeProgramFacts::registerMatchers(MatchFinder *Finder) {
+  bool Reads = !External.path().empty();
+  if (!Reads && !exporting())
+    return;
+  Finder->addMatcher(translationUnitDecl().bind("tu"), this);
+  if (!exporting())
+    return;
+  // Definitions and calls outside system headers: LibTorch's and the
+  // standard library's functions are known by name, not by summary.
+  Finder->addMatcher(
+      functionDecl(isDefinition(), unless(isExpansionInSystemHeader()))
+          .bind("definition"),
+      this);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl().bind("callee"))),
+                     this);
+  Finder->addMatcher(
+      cxxConstructExpr(unless(isExpansionInSystemHeader()),
+                       hasDeclaration(cxxConstructorDecl().bind("callee"))),
+      this);
+}
+
+void WholeProgramFacts::run(const MatchFinder::MatchResult &Result) {
+  if (Result.Nodes.getNodeAs<TranslationUnitDecl>("tu")) {
+    SM = Result.SourceManager;
+    if (OptionalFileEntryRef Main =
+            SM->getFileEntryRefForID(SM->getMainFileID()))
+      MainFile = absolute(*SM, Main->getName());
+    External.setPath(resolveSummaryFile(
+        fromEnvOr(SummaryFileEnv, SummaryFileOption), MainFile));
+    // Read now rather than at the first lookup, so that a missing or broken
+    // file is reported even by a TU that calls nothing in other files (once
+    // per process and version of the file: this is a stat when cached).
+    External.load();
+    return;
+  }
+  if (const auto *FD = Result.Nodes.getNodeAs<FunctionDecl>("definition")) {
+    // Functions another TU can call and has no body for: not inline ones
+    // (every caller has the body), not templates (instantiated where used).
+    if (FD->isImplicit() || FD->isInlined() || !FD->isExternallyVisible() ||
+        FD->isDependentContext() || FD->isTemplateInstantiation())
+      return;
+    std::string USR = usrOf(FD);
+    if (!USR.empty())
+      Defines.insert(std::move(USR));
+    return;
+  }
+  if (const auto *FD = Result.Nodes.getNodeAs<FunctionDecl>("callee")) {
+    FD = FD->getCanonicalDecl();
+    if (!Seen.insert(FD).second || FD->hasBody() || FD->getBuiltinID() ||
+        FD->isDependentContext() ||
+        Result.SourceManager->isInSystemHeader(FD->getLocation()))
+      return;
+    std::string USR = usrOf(FD);
+    if (!USR.empty())
+      Uses.insert(std::move(USR));
+  }
+}
+
+const FunctionSummary *
+WholeProgramFacts::findExternalSummary(const FunctionDecl *FD) {
+  if (External.path().empty() || !FD)
+    return nullptr;
+  return External.findExternalSummary(usrOf(FD->getCanonicalDecl()));
+}
+
+void WholeProgramFacts::exportSummaries(
+    llvm::ArrayRef<FunctionSummary> Summaries, bool FoldsExternalSummaries) {
+  if (exporting() && SM && !MainFile.empty()) {
+    std::string Path = ExportPath;
+    if (llvm::StringRef(Path).ends_with("/") ||
+        llvm::sys::fs::is_directory(Path))
+      Path = factsFileIn(Path, MainFile);
+
+    TranslationUnitFacts Facts;
+    Facts.MainFile = MainFile;
+    Facts.FoldsExternalSummaries = FoldsExternalSummaries;
+    Facts.Functions = combineExports(Path, CheckName, Summaries);
+    Facts.Defines.assign(Defines.begin(), Defines.end());
+    Facts.Uses.assign(Uses.begin(), Uses.end());
+    // Every file the preprocessor entered: the driver re-summarises the TU
+    // when one of them changes (like a compiler's .d file).
+    std::set<std::string> Inputs;
+    for (auto It = SM->fileinfo_begin(), End = SM->fileinfo_end(); It != End;
+         ++It)
+      Inputs.insert(absolute(*SM, It->first.getName()));
+    Facts.Inputs.assign(Inputs.begin(), Inputs.end());
+
+    std::string Error = writeFileAtomically(Path, factsToJson(Facts));
+    if (!Error.empty())
+      llvm::errs()
+          << "metaguard: cannot write the facts file (ExportSummaries): "
+          << Error << "\n";
+  }
+  SM = nullptr;
+  MainFile.clear();
+  Defines.clear();
+  Uses.clear();
+  Seen.clear();
+  External.reset();
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,103 @@
+//===--- WholeProgram.h - metaguard-tidy -----------------------*- C++ -*-===//
+//
+// Whole-program mode, as each check sees it: two options and the plumbing
+// behind them, so that a check only forwards four calls.
+//
+//   SummaryFile      read: the merged index (or a facts file, or a folder of
+//                    them) whose summaries stand in for the bodies of
+//                    functions defined in other translation units.
+//   ExportSummaries  write: at the end of the TU, its facts file (the
+//                    summaries of the functions it defines, what it defines
+//                    and calls, the files it read). A folder (an existing
+//                    one, or a value ending in '/') gets one file per TU.
+//
+// Both are read with getLocalOrGlobal, so `CheckOptions: {SummaryFile: ...}`
+// sets them for both checks. The environment variables
+// METAGUARD_SUMMARY_FILE and METAGUARD_EXPORT_SUMMARIES, when set (even to
+// an empty value, which turns the option off), override them: that
+// is how metaguard-tidy --whole-program passes them without replacing the
+// project's .clang-tidy (clang-tidy takes one --config, which hides the
+// .clang-tidy files).
+//
+// A relative SummaryFile is looked up from the folder clang-tidy runs in,
+// then from the main file's folder and each parent, the way .clang-tidy is
+// found, so one relative path in a .clang-tidy serves run-clang-tidy-19 and
+// clangd alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
+#define METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
+
+#include "utils/FunctionSummary.h"
+#include "utils/SummaryFacts.h"
+
+#include "clang-tidy/ClangTidyCheck.h"
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <set>
+#include <string>
+
+namespace clang::tidy::metaguard {
+
+class WholeProgramFacts : public ast_matchers::MatchFinder::MatchCallback {
+public:
+  /// In the check's constructor: WholeProgramFacts(Name, Options).
+  WholeProgramFacts(llvm::StringRef CheckName,
+                    ClangTidyCheck::OptionsView &Options);
+
+  /// In the check's storeOptions.
+  void storeOptions(ClangTidyCheck::OptionsView &Options,
+                    ClangTidyOptions::OptionMap &Opts) const;
+
+  /// In the check's registerMatchers. Matches only for its own needs (the
+  /// main file; with ExportSummaries, definitions and calls), with itself as
+  /// the callback: the check's check() is not involved.
+  void registerMatchers(ast_matchers::MatchFinder *Finder);
+
+  /// The summary of a function defined in another translation unit, or
+  /// nullptr (unknown). The fallback of the TU's own summary table.
+  const FunctionSummary *findExternalSummary(llvm::StringRef USR) {
+    return External.findExternalSummary(USR);
+  }
+  const FunctionSummary *findExternalSummary(const FunctionDecl *FD);
+
+  /// In the check's onEndOfTranslationUnit: writes the TU's facts file when
+  /// ExportSummaries is set (with Summaries, the functions this TU defines,
+  /// combined with what the other metaguard check exports for the same
+  /// file), and forgets the TU. FoldsExternalSummaries: whether Summaries
+  /// were computed with the SummaryFile's summaries of callees in other TUs
+  /// (they must not be, for a cheap incremental re-run; see SummaryJson.h).
+  void exportSummaries(llvm::ArrayRef<FunctionSummary> Summaries,
+                       bool FoldsExternalSummaries = false);
+
+  bool exporting() const { return !ExportPath.empty(); }
+
+  void run(const ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  std::string CheckName;
+  std::string SummaryFileOption;
+  std::string ExportOption;
+  std::string ExportPath; ///< Option or environment, as given.
+  ExternalSummaries External;
+
+  // Per translation unit.
+  const SourceManager *SM = nullptr;
+  std::string MainFile;
+  std::set<std::string> Defines;
+  std::set<std::string> Uses;
+  llvm::DenseSet<const FunctionDecl *> Seen;
+};
+
+/// TEMPORARY, until issue 10's per-TU summary table is wired in: the
+/// summaries a check exports. Nothing yet; the facts files still carry what
+/// the TU defines, calls and reads, which the driver's caching and
+/// re-checking rely on.
+inline llvm::ArrayRef<FunctionSummary> noSummariesYet() { return {}; }
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
