@@ -259,7 +259,7 @@ public:
         // one, where the helper chain ends.
         Effects.At = Via ? Via->At : Table.refOf(S->getBeginLoc());
         Effects.What = Via ? Via->What : What.str();
-        Effects.In = Via ? Via->In : qualifiedNameOf(F);
+        Effects.In = Via ? Via->In : helperName(F);
       }
       Effects.*Flag = true;
     };
