@@ -122,10 +122,22 @@ void constDeviceVariables(const fs::path &p) {
   }
 }
 
-void nonConstDeviceVariable(const fs::path &p) {
-  torch::Device device = torch::kMeta; // May change: no guess.
-  metaguard::DeviceScope scope(device);
-  metaguard::from_pretrained<Encoder>(p);
+void nonConstDeviceVariable(const fs::path &p, torch::Device other) {
+  {
+    torch::Device device = torch::kMeta; // Never changed: meta.
+    metaguard::DeviceScope scope(device);
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
+    // CHECK-NOTES: :[[@LINE-3]]:28: note: meta-device scope 'scope'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  {
+    torch::Device device = torch::kMeta;
+    if (flag())
+      device = other; // May change: no guess.
+    metaguard::DeviceScope scope(device);
+    metaguard::from_pretrained<Encoder>(p);
+  }
 }
 
 void lifetimeExtendedGuard(const fs::path &p) {
