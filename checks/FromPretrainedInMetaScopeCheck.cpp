@@ -294,8 +294,7 @@ public:
       // A scope of the function's own decides the device there.
       if (Check.liveGuardAt(Call, F, Context))
         continue;
-      if (LoaderName && findExplicitOptionMember(Call, {DeviceMapMember}, F,
-                                                 Context, Check.Cfgs))
+      if (LoaderName && Check.hasDeviceMap(Call, F, Context))
         continue;
       bool ToDefault = LoaderName || !S->LoadsOnlyAfterSettingDevice;
       if (ToDefault && !Setters.empty()) {
@@ -474,6 +473,7 @@ void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   Analyzed.clear();
   Reported.clear();
   Summaries.reset();
+  OptionsFacetImpl.clear();
   Guards.clearCache();
   WithinMemo.clear();
   WithinInProgress.clear();
@@ -538,7 +538,15 @@ SummaryTable &FromPretrainedInMetaScopeCheck::summaries(ASTContext &Context) {
     Summaries = sharedSummaryTable(Context);
   Summaries->setFacet(Facet::DefaultDevice, DeviceFacetImpl.get());
   Summaries->setFacet(Facet::Loads, LoadsFacetImpl.get());
+  Summaries->setFacet(Facet::Options, &OptionsFacetImpl);
   return *Summaries;
+}
+
+bool FromPretrainedInMetaScopeCheck::hasDeviceMap(const Expr *Call,
+                                                  const FunctionDecl *F,
+                                                  ASTContext &Context) {
+  return findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs) ||
+         deviceMapFromHelpers(Call, summaries(Context)) != DeviceMapKind::None;
 }
 
 std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
@@ -712,7 +720,7 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
       continue;
 
     if (std::optional<std::string> Loader = Loaders.loaderCallName(Call)) {
-      if (findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs))
+      if (hasDeviceMap(Call, F, Context))
         continue;
       report(Call, Callee ? displayName(Callee) : *Loader, &*Ctx, std::nullopt,
              Context);
@@ -748,8 +756,7 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
       if (Guard->Kind != DeviceKind::Meta)
         continue;
       if (std::optional<std::string> Name = Loaders.loaderCallName(Call)) {
-        if (findExplicitOptionMember(Call, {DeviceMapMember}, Def, Context,
-                                     Cfgs))
+        if (hasDeviceMap(Call, Def, Context))
           continue;
         Found = InnerLoad{SM.getFileLoc(Call->getBeginLoc()),
                           Callee ? displayName(Callee) : *Name,

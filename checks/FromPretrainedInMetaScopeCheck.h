@@ -13,6 +13,7 @@
 #include "utils/CfgReachability.h"
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
+#include "utils/ReturnedOptions.h"
 #include "utils/NameList.h"
 #include "utils/ScopeGuards.h"
 #include "utils/StmtParents.h"
@@ -89,6 +90,10 @@ private:
   /// operator or a local class's method), is machinery / a loader.
   bool isInsideMachinery(const FunctionDecl *FD) const;
   bool isInsideLoader(const FunctionDecl *FD) const;
+  /// Whether a loader call in F gets a device map: visibly, or from a
+  /// helper that builds its options. Its weights are then placed by the map.
+  bool hasDeviceMap(const Expr *Call, const FunctionDecl *F,
+                    ASTContext &Context);
   /// Whether a call to FD may be followed (into its body or summary).
   bool canEnter(const FunctionDecl *FD) const;
   /// The table shared by the checks for this translation unit, with this
@@ -137,6 +142,7 @@ private:
   class LoadsFacet;
   std::unique_ptr<DefaultDeviceFacet> DeviceFacetImpl;
   std::unique_ptr<LoadsFacet> LoadsFacetImpl;
+  ReturnedOptionsFacet OptionsFacetImpl;
 
   // Per translation unit.
   std::shared_ptr<SummaryTable> Summaries;

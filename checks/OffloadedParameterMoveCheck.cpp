@@ -326,6 +326,7 @@ SummaryTable &OffloadedParameterMoveCheck::summaries(ASTContext &Context) {
   if (!Summaries)
     Summaries = sharedSummaryTable(Context);
   Summaries->setFacet(Facet::Model, ModelFacetImpl.get());
+  Summaries->setFacet(Facet::Options, &OptionsFacetImpl);
   return *Summaries;
 }
 
@@ -378,6 +379,9 @@ void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
   FactoryMemo.clear();
   FactoryInProgress.clear();
   Summaries.reset();
+  OptionsFacetImpl.clear();
+  LambdasInProgress.clear();
+  EarlyExits.clear();
 }
 
 std::optional<ModuleRef>
@@ -467,8 +471,15 @@ OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
     // parameter in memory offloads nothing.
     const Expr *Map =
         findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs);
-    if (!Map || isInMemoryDeviceMap(explicitOptionValue(Map, F, Context, Cfgs)))
-      return std::nullopt;
+    if (Map) {
+      if (isInMemoryDeviceMap(explicitOptionValue(Map, F, Context, Cfgs)))
+        return std::nullopt;
+    } else {
+      // Options built by a helper: its summary says what map they carry.
+      DeviceMapKind Kind = deviceMapFromHelpers(Call, summaries(Context));
+      if (Kind == DeviceMapKind::None || Kind == DeviceMapKind::SingleDevice)
+        return std::nullopt;
+    }
     const FunctionDecl *Callee = calledFunction(Call);
     Dispatch D;
     D.S = Call;

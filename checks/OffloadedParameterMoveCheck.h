@@ -14,6 +14,7 @@
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/ModuleExprs.h"
+#include "utils/ReturnedOptions.h"
 #include "utils/NameList.h"
 #include "utils/StmtParents.h"
 
@@ -179,6 +180,7 @@ private:
 
   class ModelFacet;
   std::unique_ptr<ModelFacet> ModelFacetImpl;
+  ReturnedOptionsFacet OptionsFacetImpl;
 
   // Per translation unit.
   std::shared_ptr<SummaryTable> Summaries;

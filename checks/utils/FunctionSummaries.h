@@ -42,9 +42,10 @@ class SummaryTable;
 enum class Facet : unsigned {
   DefaultDevice, ///< DefaultDevice, DefaultDeviceAt.
   Loads,         ///< LoadsWeights, LoadsAt, Loader, LoadsIn, ...
-  Model,         ///< ReturnsDispatchedModel, Args, ReturnedDeviceMap.
+  Model,         ///< ReturnsDispatchedModel, Args.
+  Options,       ///< ReturnedDeviceMap.
 };
-inline constexpr unsigned NumFacets = 3;
+inline constexpr unsigned NumFacets = 4;
 
 /// The transfer function of one facet: the facts of a function from its own
 /// code and the current facts of its callees.

@@ -265,3 +265,27 @@ void cpuScopeInsideAPassedGuard(metaguard::MetaDeviceScope &scope,
   metaguard::DeviceScope cpu(torch::kCPU);
   metaguard::from_pretrained<Encoder>(p);
 }
+
+// ---- Options built by helpers ---------------------------------------------------
+
+metaguard::LoadOptions cpuOptions() {
+  metaguard::LoadOptions options;
+  options.device_map = {{"", torch::kCPU}};
+  return options;
+}
+metaguard::LoadOptions cpuOptionsThroughAnother() { return cpuOptions(); }
+metaguard::LoadOptions halfOptions() {
+  metaguard::LoadOptions options;
+  options.dtype = torch::kHalf;
+  return options;
+}
+
+void optionsFromHelpers(const fs::path &p) {
+  auto guard = metaguard::init_empty_weights();
+  metaguard::from_pretrained<Encoder>(p, cpuOptions());
+  auto options = cpuOptionsThroughAnother();
+  metaguard::from_pretrained<Encoder>(p, options);
+  metaguard::from_pretrained<Encoder>(p, halfOptions()); // No device map.
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
+  // CHECK-NOTES: :[[@LINE-6]]:8: note: meta-device scope 'guard'
+}

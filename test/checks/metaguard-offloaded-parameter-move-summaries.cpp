@@ -204,3 +204,29 @@ void queryOnAnotherModel(Net m, Net other, const DeviceMap &map) {
   // CHECK-NOTES: :[[@LINE-1]]:5: warning: moving dispatched model 'm' with 'to'
   // CHECK-NOTES: :[[@LINE-4]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
 }
+
+// ---- Options built by helpers ---------------------------------------------------
+
+metaguard::LoadOptions offloadOptions(const fs::path &folder) {
+  metaguard::LoadOptions options;
+  options.device_map = {{"encoder", "disk"}, {"", torch::kCPU}};
+  options.offload_folder = folder;
+  return options;
+}
+metaguard::LoadOptions offloadOptionsThroughAnother(const fs::path &folder) {
+  return offloadOptions(folder);
+}
+metaguard::LoadOptions gpuOnlyOptions() {
+  metaguard::LoadOptions options;
+  options.device_map = DeviceMap::on(torch::kCUDA);
+  return options;
+}
+
+void optionsFromHelpers(const fs::path &p) {
+  auto m = metaguard::from_pretrained<Net>(p, offloadOptionsThroughAnother(p));
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-3]]:12: note: 'm' is loaded by 'metaguard::from_pretrained' with an explicit device map here, which dispatches it
+  auto g = metaguard::from_pretrained<Net>(p, gpuOnlyOptions());
+  g->to(torch::kCPU); // A single-device map offloads nothing.
+}
