@@ -146,6 +146,11 @@ bool sameRoot(const ModuleRef &A, const ModuleRef &B) {
   return A.Root->getCanonicalDecl() == B.Root->getCanonicalDecl();
 }
 
+/// Methods of standard containers that put an element in.
+constexpr llvm::StringLiteral ContainerInserters[] = {
+    "push_back", "emplace_back", "push_front", "emplace_front",
+    "insert",    "emplace",      "insert_or_assign", "try_emplace"};
+
 /// The name of the runtime's query that makes a move safe when it says no.
 constexpr llvm::StringLiteral NoOffloadQuery = "has_offloaded_parameters";
 
@@ -729,11 +734,10 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
           Ev.Needs.push_back(ModelEvent{Op, *Ref, "forward", {}});
         return;
       }
-      // A call of a lambda (or another callable object of the user's).
-      if (const auto *Method =
-              dyn_cast_or_null<CXXMethodDecl>(Op->getDirectCallee());
-          Method && !Method->isStatic())
-        addCallEffects(Op, Method, /*FirstArg=*/1, Context, Ev);
+      // A call of a lambda, another callable object of the user's, or a
+      // std::function set once: the object is the first argument.
+      if (Op->getOperator() == OO_Call)
+        addCallEffects(Op, calledFunction(Op), /*FirstArg=*/1, Context, Ev);
       return;
     }
     if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
@@ -766,6 +770,23 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
                                           Method->getNameAsString(), {}});
         return;
       }
+      // models.push_back(from_pretrained<M>(dir, placed)): the container
+      // now holds a dispatched model.
+      if (Method->getIdentifier() &&
+          llvm::is_contained(ContainerInserters, Method->getName()) &&
+          isModelContainerType(Object->getType())) {
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+          for (const Expr *Arg : Call->arguments()) {
+            bool Fresh = false;
+            if (std::optional<Dispatch> D =
+                    dispatchedValue(Arg, F, Context, Fresh)) {
+              D->Ref = *Ref;
+              Ev.Dispatches.push_back(*D);
+              break;
+            }
+          }
+        return;
+      }
       // model->apply(fn) calls fn on the model and each submodule: what fn
       // does to its module argument is done to the model.
       if (OnModule && isNamed(Method, "apply") && Call->getNumArgs() == 1) {
@@ -788,7 +809,8 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       return;
     }
     if (const auto *Call = dyn_cast<CallExpr>(S)) {
-      const FunctionDecl *Callee = Call->getDirectCallee();
+      // Also through a function pointer set once.
+      const FunctionDecl *Callee = calledFunction(Call);
       if (!Callee)
         return;
       if (Dispatchers.matches(Callee)) {

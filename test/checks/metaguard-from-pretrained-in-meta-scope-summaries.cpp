@@ -289,3 +289,30 @@ void optionsFromHelpers(const fs::path &p) {
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
   // CHECK-NOTES: :[[@LINE-6]]:8: note: meta-device scope 'guard'
 }
+
+// ---- Calls through function pointers and std::function set once ---------------
+
+Encoder loadHelper(const fs::path &p) {
+  return metaguard::from_pretrained<Encoder>(p);
+}
+Encoder noLoadHelper(const fs::path &p);
+
+void throughPointers(const fs::path &p) {
+  auto guard = metaguard::init_empty_weights();
+  auto load = &loadHelper;
+  load(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'loadHelper' loads pretrained weights (through 'metaguard::from_pretrained') while a meta-device scope is active
+  // CHECK-NOTES: :[[@LINE-4]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-10]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadHelper'
+  Encoder (*maybe)(const fs::path &) = &loadHelper;
+  if (flag())
+    maybe = &noLoadHelper; // Two targets: not followed.
+  maybe(p);
+  std::function<Encoder(const fs::path &)> build = [](const fs::path &dir) {
+    return metaguard::from_pretrained<Encoder>(dir);
+  };
+  build(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'lambda' loads pretrained weights (through 'metaguard::from_pretrained') while a meta-device scope is active
+  // CHECK-NOTES: :[[@LINE-15]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-5]]:12: note: 'metaguard::from_pretrained' loads the weights here, in 'lambda'
+}

@@ -230,3 +230,56 @@ void optionsFromHelpers(const fs::path &p) {
   auto g = metaguard::from_pretrained<Net>(p, gpuOnlyOptions());
   g->to(torch::kCPU); // A single-device map offloads nothing.
 }
+
+// ---- Dispatched models in standard containers -------------------------------------
+// Elements are not told apart: an element stands for its container.
+
+void dispatchedModelsInAVector(const fs::path &p, const DeviceMap &map) {
+  metaguard::LoadOptions options;
+  options.device_map = map;
+  std::vector<Net> models;
+  models.push_back(metaguard::from_pretrained<Net>(p, options));
+  models[0]->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'models' with 'to'
+  // CHECK-NOTES: :[[@LINE-3]]:20: note: 'models' is loaded by 'metaguard::from_pretrained' with an explicit device map here, which dispatches it
+  for (auto &m : models)
+    m->to(torch::kCPU);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: moving dispatched model 'models' with 'to'
+  // CHECK-NOTES: :[[@LINE-7]]:20: note: 'models' is loaded by 'metaguard::from_pretrained' with an explicit device map here, which dispatches it
+}
+
+void dispatchedModelInAMap(std::map<std::string, Net> &byName,
+                           const DeviceMap &map) {
+  metaguard::dispatch_model(*byName.at("encoder"), map);
+  toGpu(byName.at("encoder"));
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'toGpu' moves dispatched model 'byName' (with 'to')
+  // CHECK-NOTES: :{{[0-9]+}}:22: note: it is moved here with 'to', in 'toGpu'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'byName' is dispatched here by 'metaguard::dispatch_model'
+}
+
+void containerNeverDispatched(std::vector<Net> &models, const Config &c) {
+  models.push_back(Net(c));
+  models[0]->to(torch::kCUDA);
+}
+
+// ---- Calls through function pointers and std::function set once ---------------
+
+void looksOnly2(Net &m) { (void)m; }
+
+void throughPointers(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  void (*mover)(Net &) = toGpu;
+  mover(m);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'toGpu' moves dispatched model 'm' (with 'to')
+  // CHECK-NOTES: :{{[0-9]+}}:22: note: it is moved here with 'to', in 'toGpu'
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  std::function<void(Net &)> later = [](Net &model) { model->to(torch::kCUDA); };
+  later(m);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'lambda' moves dispatched model 'm' (with 'to')
+  // CHECK-NOTES: :[[@LINE-3]]:55: note: it is moved here with 'to', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-10]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  void (*either)(Net &) = toGpu;
+  if (flag())
+    either = looksOnly2;
+  either(m); // Two targets: not followed.
+}
