@@ -78,11 +78,10 @@ SourceLocation SummaryTable::locationOf(const SourceRef &R) const {
 
 SummaryTable::Entry &SummaryTable::entry(const FunctionDecl *Def) {
   std::unique_ptr<Entry> &Slot = Entries[Def];
-  if (!Slot) {
+  // The USR and name are filled when the summary leaves the table
+  // (forEachComputed): most summaries never do, and USRs cost a string each.
+  if (!Slot)
     Slot = std::make_unique<Entry>();
-    Slot->Summary.USR = usrOf(Def);
-    Slot->Summary.Name = qualifiedNameOf(Def);
-  }
   return *Slot;
 }
 
@@ -211,11 +210,17 @@ void SummaryTable::solve(llvm::ArrayRef<const FunctionDecl *> Component,
 }
 
 void SummaryTable::forEachComputed(
-    llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)> Fn)
-    const {
-  for (const auto &[FD, E] : Entries)
-    if (E->Done && !E->Summary.empty())
-      Fn(FD, E->Summary);
+    llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)>
+        Fn) {
+  for (const auto &[FD, E] : Entries) {
+    if (!E->Done || E->Summary.empty())
+      continue;
+    if (E->Summary.USR.empty()) {
+      E->Summary.USR = usrOf(FD);
+      E->Summary.Name = qualifiedNameOf(FD);
+    }
+    Fn(FD, E->Summary);
+  }
 }
 
 std::shared_ptr<SummaryTable> sharedSummaryTable(ASTContext &Context) {

@@ -91,10 +91,13 @@ public:
   }
 
   /// Calls Fn for every function of this translation unit whose summary was
-  /// computed (for some facet) and says something (for export).
+  /// computed (for some facet) and says something, with its USR and name
+  /// filled in (for export). Only the facets that were asked for are
+  /// computed: an exporter asks lookup() for each facet of the functions it
+  /// wants first.
   void forEachComputed(
       llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)>
-          Fn) const;
+          Fn);
 
   /// The USR of D ("" when Clang cannot make one).
   static std::string usrOf(const Decl *D);
