@@ -150,6 +150,41 @@ bool isFreeHop(const FunctionDecl *FD, const SourceManager &SM) {
 
 } // namespace
 
+namespace {
+
+/// What a call to a helper (any function it may run) does to the default
+/// device: Meta when some target may leave it meta (At: the setter), else an
+/// end of the state when every target restores it or sets an unknown device.
+struct HelperEffect {
+  bool Meta = false;
+  bool Unknown = false;
+  const FunctionDecl *Target = nullptr;
+  SourceRef At;
+};
+
+std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
+                                               SummaryTable &Table) {
+  std::optional<HelperEffect> Result;
+  bool EveryTargetEnds = true;
+  for (const FunctionDecl *Target : Table.callTargets(Call)) {
+    const FunctionSummary *S = Table.lookup(Target, Facet::DefaultDevice);
+    if (!S || S->DefaultDevice == DeviceAtReturn::Unchanged) {
+      EveryTargetEnds = false;
+      continue;
+    }
+    if (S->DefaultDevice == DeviceAtReturn::Meta)
+      return HelperEffect{true, false, Target, S->DefaultDeviceAt};
+    if (!Result)
+      Result = HelperEffect{false, false, Target, S->DefaultDeviceAt};
+    Result->Unknown |= S->DefaultDevice == DeviceAtReturn::Unknown;
+  }
+  if (!EveryTargetEnds)
+    return std::nullopt;
+  return Result;
+}
+
+} // namespace
+
 /// DefaultDevice facts: over the function's CFG, how the default device may
 /// be when it returns, from its setter calls and the summaries of the user
 /// functions it calls.
@@ -191,23 +226,15 @@ public:
       }
       if (Check.isMachinery(Callee))
         continue;
-      const FunctionSummary *S = Table.lookup(Callee, Facet::DefaultDevice);
-      if (!S)
+      std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+      if (!Effect)
         continue;
-      switch (S->DefaultDevice) {
-      case DeviceAtReturn::Unchanged:
-        break;
-      case DeviceAtReturn::Meta:
+      if (Effect->Meta) {
         Gens.push_back(Call);
-        GenAt[Call] = S->DefaultDeviceAt;
-        break;
-      case DeviceAtReturn::Restored:
+        GenAt[Call] = Effect->At;
+      } else {
         Kills.push_back(Call);
-        break;
-      case DeviceAtReturn::Unknown:
-        Kills.push_back(Call);
-        UnknownKill = true;
-        break;
+        UnknownKill |= Effect->Unknown;
       }
     }
     if (Gens.empty() && Kills.empty())
@@ -272,10 +299,9 @@ public:
       const FunctionDecl *Callee = calledFunction(Call);
       if (Check.isSetter(Callee)) {
         Setters.push_back(Call);
-      } else if (Callee && !Check.isMachinery(Callee)) {
-        const FunctionSummary *S = Table.lookup(Callee, Facet::DefaultDevice);
-        if (S && S->DefaultDevice != DeviceAtReturn::Unchanged)
-          Setters.push_back(Call);
+      } else if (Callee && !Check.isMachinery(Callee) &&
+                 defaultDeviceEffect(Call, Table)) {
+        Setters.push_back(Call);
       }
     }
     bool Found = false, FoundToDefault = false;
@@ -287,8 +313,18 @@ public:
       if (!LoaderName) {
         if (!Callee || Check.isMachinery(Callee))
           continue;
-        S = Table.lookup(Callee, Facet::Loads);
-        if (!S || !S->LoadsWeights)
+        // Any function the call may run (overrides of a virtual one too).
+        for (const FunctionDecl *Target : Table.callTargets(Call)) {
+          const FunctionSummary *TS = Check.isMachinery(Target)
+                                          ? nullptr
+                                          : Table.lookup(Target, Facet::Loads);
+          if (TS && TS->LoadsWeights) {
+            S = TS;
+            Callee = Target;
+            break;
+          }
+        }
+        if (!S)
           continue;
       }
       // A scope of the function's own decides the device there.
@@ -641,7 +677,7 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
   std::vector<const Expr *> Calls = collectCalls(F);
   llvm::SmallVector<const Stmt *, 4> MetaSetters, OtherSetters;
   // Helpers that leave the default device meta, by call.
-  llvm::DenseMap<const Stmt *, const FunctionSummary *> MetaHelpers;
+  llvm::DenseMap<const Stmt *, HelperEffect> MetaHelpers;
   for (const Expr *Call : Calls) {
     const FunctionDecl *Callee = calledFunction(Call);
     if (!Callee)
@@ -658,12 +694,12 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
     }
     if (isMachinery(Callee))
       continue;
-    const FunctionSummary *S = Table.lookup(Callee, Facet::DefaultDevice);
-    if (!S || S->DefaultDevice == DeviceAtReturn::Unchanged)
+    std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+    if (!Effect)
       continue;
-    if (S->DefaultDevice == DeviceAtReturn::Meta) {
+    if (Effect->Meta) {
       MetaSetters.push_back(Call);
-      MetaHelpers[Call] = S;
+      MetaHelpers[Call] = *Effect;
     } else {
       OtherSetters.push_back(Call); // Restores it, or unknown: it ends.
     }
@@ -711,8 +747,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
         Ctx = MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen, {},
                           {}};
         if (auto It = MetaHelpers.find(Reach->Gen); It != MetaHelpers.end()) {
-          Ctx->Helper = displayName(calledFunction(Reach->Gen));
-          Ctx->InnerSetter = Table.locationOf(It->second->DefaultDeviceAt);
+          Ctx->Helper = displayName(It->second.Target);
+          Ctx->InnerSetter = Table.locationOf(It->second.At);
         }
       }
     }
@@ -729,8 +765,12 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
     Exposure Kind = Ctx->Source == MetaSource::DefaultDevice
                         ? Exposure::DefaultDevice
                         : Exposure::Scope;
-    if (std::optional<InnerLoad> Inner = exposedLoad(Callee, Kind, Context))
-      report(Call, displayName(Callee), &*Ctx, Inner, Context);
+    // Every function the call may run (overrides of a virtual one too).
+    for (const FunctionDecl *Target : Table.callTargets(Call))
+      if (std::optional<InnerLoad> Inner = exposedLoad(Target, Kind, Context)) {
+        report(Call, displayName(Target), &*Ctx, Inner, Context);
+        break;
+      }
   }
 }
 

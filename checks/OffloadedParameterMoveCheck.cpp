@@ -609,14 +609,20 @@ void OffloadedParameterMoveCheck::addCallEffects(const CallExpr *Call,
     return;
   SummaryTable &Table = summaries(Context);
   const std::string Name = helperName(Callee);
-  // What it does to the models passed to it.
-  if (const FunctionSummary *S = Table.lookup(Callee, Facet::Model))
-    for (const auto &[Index, Effects] : S->Args) {
-      const unsigned ArgIndex = Index + FirstArg;
-      if (ArgIndex < Call->getNumArgs())
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(ArgIndex)))
-          addEffects(Call, *Ref, Name, Effects, Out);
-    }
+  // What it does to the models passed to it: any function the call may run
+  // (every visible override of a virtual one).
+  llvm::SmallVector<const FunctionDecl *, 2> Targets = Table.callTargets(Call);
+  if (Targets.empty())
+    Targets.push_back(Callee);
+  for (const FunctionDecl *Target : Targets)
+    if (const FunctionSummary *S = Table.lookup(Target, Facet::Model))
+      for (const auto &[Index, Effects] : S->Args) {
+        const unsigned ArgIndex = Index + FirstArg;
+        if (ArgIndex < Call->getNumArgs())
+          if (std::optional<ModuleRef> Ref =
+                  moduleRefOf(Call->getArg(ArgIndex)))
+            addEffects(Call, *Ref, helperName(Target), Effects, Out);
+      }
   // What a lambda does to the models it captures (by reference or by copy:
   // a copy of a holder is the same model).
   const auto *Method = dyn_cast<CXXMethodDecl>(Callee);

@@ -5,6 +5,8 @@
 #include "LoaderCalls.h"
 #include "NameList.h"
 
+#include "clang/AST/Attr.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Index/USRGeneration.h"
 #include "llvm/ADT/SmallString.h"
@@ -92,12 +94,75 @@ SummaryTable::callees(const FunctionDecl *Def) {
     E.CalleesKnown = true;
     llvm::DenseSet<const FunctionDecl *> Seen;
     for (const Expr *Call : collectCalls(Def))
-      if (const FunctionDecl *Callee =
-              definitionWithBody(calledFunction(Call)))
-        if (Seen.insert(Callee).second)
-          E.Callees.push_back(Callee);
+      for (const FunctionDecl *Target : callTargets(Call))
+        if (const FunctionDecl *Callee = definitionWithBody(Target))
+          if (Seen.insert(Callee).second)
+            E.Callees.push_back(Callee);
   }
   return E.Callees;
+}
+
+void SummaryTable::indexOverrides() {
+  OverridesIndexed = true;
+  const SourceManager &SM = Context.getSourceManager();
+  // The user's declarations only: a namespace or class opened in a system
+  // header is skipped whole (LibTorch's classes are not the user's targets).
+  llvm::SmallVector<const DeclContext *, 64> Work{
+      Context.getTranslationUnitDecl()};
+  while (!Work.empty()) {
+    const DeclContext *DC = Work.pop_back_val();
+    for (const Decl *D : DC->decls()) {
+      if (SM.isInSystemHeader(D->getLocation()))
+        continue;
+      if (const auto *Method = dyn_cast<CXXMethodDecl>(D)) {
+        for (const CXXMethodDecl *Base : Method->overridden_methods())
+          Overrides[Base->getCanonicalDecl()].push_back(Method);
+        continue;
+      }
+      if (const auto *Template = dyn_cast<ClassTemplateDecl>(D)) {
+        for (const ClassTemplateSpecializationDecl *Spec :
+             Template->specializations())
+          Work.push_back(Spec);
+        continue;
+      }
+      if (isa<NamespaceDecl, CXXRecordDecl, LinkageSpecDecl>(D))
+        Work.push_back(cast<DeclContext>(D));
+    }
+  }
+}
+
+llvm::SmallVector<const FunctionDecl *, 2>
+SummaryTable::callTargets(const Expr *Call) {
+  llvm::SmallVector<const FunctionDecl *, 2> Targets;
+  const FunctionDecl *Callee = calledFunction(Call);
+  if (!Callee)
+    return Targets;
+  Targets.push_back(Callee);
+  const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  if (!Method || !Member || !Method->isVirtual() ||
+      Method->hasAttr<FinalAttr>() ||
+      Method->getParent()->hasAttr<FinalAttr>())
+    return Targets;
+  // `obj.Base::f()` names the function it calls.
+  if (const auto *ME = dyn_cast<MemberExpr>(Member->getCallee()->IgnoreParens());
+      ME && ME->hasQualifier())
+    return Targets;
+  if (!OverridesIndexed)
+    indexOverrides();
+  llvm::SmallVector<const CXXMethodDecl *, 4> Work{Method->getCanonicalDecl()};
+  llvm::DenseSet<const CXXMethodDecl *> Seen{Method->getCanonicalDecl()};
+  while (!Work.empty()) {
+    auto It = Overrides.find(Work.pop_back_val());
+    if (It == Overrides.end())
+      continue;
+    for (const CXXMethodDecl *Override : It->second)
+      if (Seen.insert(Override->getCanonicalDecl()).second) {
+        Targets.push_back(Override);
+        Work.push_back(Override->getCanonicalDecl());
+      }
+  }
+  return Targets;
 }
 
 const FunctionSummary *SummaryTable::external(const FunctionDecl *FD) {

@@ -24,6 +24,8 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -99,6 +101,12 @@ public:
       llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)>
           Fn);
 
+  /// The functions a call may run: its callee (calledFunction), and for a
+  /// virtual call (not qualified, not of a final method or class) every
+  /// override of the callee declared outside system headers in this
+  /// translation unit. Empty when the callee is not known.
+  llvm::SmallVector<const FunctionDecl *, 2> callTargets(const Expr *Call);
+
   /// The USR of D ("" when Clang cannot make one).
   static std::string usrOf(const Decl *D);
   /// Where L is, as a file path, line and column (of its file location).
@@ -131,8 +139,15 @@ private:
   void solve(llvm::ArrayRef<const FunctionDecl *> Component, Facet K);
   const FunctionSummary *external(const FunctionDecl *FD);
 
+  void indexOverrides();
+
   ASTContext &Context;
   SummaryFacet *Facets[NumFacets] = {};
+  bool OverridesIndexed = false;
+  /// Method -> the methods that override it directly.
+  llvm::DenseMap<const CXXMethodDecl *,
+                 llvm::SmallVector<const CXXMethodDecl *, 2>>
+      Overrides;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<Entry>> Entries;
   llvm::StringMap<FunctionSummary> Externals;
   std::function<const FunctionSummary *(llvm::StringRef)> ExternalLookup;

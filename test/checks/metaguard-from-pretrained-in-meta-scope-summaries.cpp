@@ -316,3 +316,37 @@ void throughPointers(const fs::path &p) {
   // CHECK-NOTES: :[[@LINE-15]]:8: note: meta-device scope 'guard'
   // CHECK-NOTES: :[[@LINE-5]]:12: note: 'metaguard::from_pretrained' loads the weights here, in 'lambda'
 }
+
+// ---- Virtual calls: every override visible in the translation unit -----------
+
+struct Builder {
+  virtual ~Builder() = default;
+  virtual Encoder build(const fs::path &p) = 0;
+  virtual void prepare() {}
+};
+struct PretrainedBuilder : Builder {
+  Encoder build(const fs::path &p) override {
+    return metaguard::from_pretrained<Encoder>(p);
+  }
+};
+struct EmptyBuilder final : Builder {
+  Encoder build(const fs::path &p) override;
+  void prepare() override { metaguard::set_default_device("meta"); }
+};
+
+void virtualCalls(Builder &b, EmptyBuilder &e, const fs::path &p) {
+  {
+    auto guard = metaguard::init_empty_weights();
+    b.build(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'PretrainedBuilder::build' loads pretrained weights (through 'metaguard::from_pretrained') while a meta-device scope is active
+    // CHECK-NOTES: :[[@LINE-3]]:10: note: meta-device scope 'guard'
+    // CHECK-NOTES: :[[@LINE-14]]:12: note: 'metaguard::from_pretrained' loads the weights here, in 'PretrainedBuilder::build'
+    e.build(p); // A final class: only its own build, which is not visible.
+  }
+  b.prepare(); // One override may leave the default device meta.
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'EmptyBuilder::prepare' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-16]]:29: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}

@@ -283,3 +283,22 @@ void throughPointers(Net m, const DeviceMap &map) {
     either = looksOnly2;
   either(m); // Two targets: not followed.
 }
+
+// ---- Virtual calls: every override visible in the translation unit -----------
+
+struct Placer {
+  virtual ~Placer() = default;
+  virtual void place(Net &m) { (void)m; }
+};
+struct GpuPlacer : Placer {
+  void place(Net &m) override { m->to(torch::kCUDA); }
+};
+
+void virtualCall(Placer &placer, Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  placer.place(m);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'GpuPlacer::place' moves dispatched model 'm' (with 'to')
+  // CHECK-NOTES: :[[@LINE-7]]:33: note: it is moved here with 'to', in 'GpuPlacer::place'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  placer.Placer::place(m); // Qualified: not virtual.
+}
