@@ -163,7 +163,7 @@ struct HelperEffect {
 };
 
 std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
-                                               SummaryTable &Table) {
+                                                SummaryTable &Table) {
   std::optional<HelperEffect> Result;
   bool EveryTargetEnds = true;
   for (const FunctionDecl *Target : Table.callTargets(Call)) {
@@ -203,6 +203,14 @@ public:
 
   void summarise(const FunctionDecl *F, FunctionSummary &Out,
                  SummaryTable &Table) override {
+    // A constructor of an RAII class that holds a meta guard opens a meta
+    // scope for the object's life (a fact for export; locals of the class
+    // are guards to the check itself).
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(F))
+      if (Check.Guards.isMetaRaiiClass(Ctor->getParent())) {
+        Out.OpensMetaScope = true;
+        Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
+      }
     llvm::SmallVector<const Stmt *, 4> Gens, Kills;
     llvm::DenseMap<const Stmt *, SourceRef> GenAt;
     bool UnknownKill = false;
@@ -265,11 +273,14 @@ public:
   void reset(FunctionSummary &S) const override {
     S.DefaultDevice = DeviceAtReturn::Unchanged;
     S.DefaultDeviceAt = {};
+    S.OpensMetaScope = false;
+    S.OpensMetaScopeAt = {};
   }
 
   bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
     return A.DefaultDevice == B.DefaultDevice &&
-           A.DefaultDeviceAt == B.DefaultDeviceAt;
+           A.DefaultDeviceAt == B.DefaultDeviceAt &&
+           A.OpensMetaScope == B.OpensMetaScope;
   }
 
 private:
@@ -341,8 +352,9 @@ public:
           LoaderName ? 0 : S->LoadsDepth + (isFreeHop(Callee, SM) ? 0 : 1);
       // Keep one load for the notes: one the caller's default device
       // reaches if any, then the shallowest.
-      const bool Better = !Found || (ToDefault && !FoundToDefault) ||
-                          (ToDefault == FoundToDefault && Depth < Out.LoadsDepth);
+      const bool Better =
+          !Found || (ToDefault && !FoundToDefault) ||
+          (ToDefault == FoundToDefault && Depth < Out.LoadsDepth);
       if (Better) {
         Out.LoadsDepth = Depth;
         if (LoaderName) {
@@ -604,10 +616,8 @@ FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionDecl *Callee,
   return InnerLoad{Table.locationOf(S->LoadsAt), S->Loader, S->LoadsIn};
 }
 
-std::optional<LiveGuard>
-FromPretrainedInMetaScopeCheck::liveGuardAt(const Stmt *S,
-                                            const FunctionDecl *F,
-                                            ASTContext &Context) {
+std::optional<LiveGuard> FromPretrainedInMetaScopeCheck::liveGuardAt(
+    const Stmt *S, const FunctionDecl *F, ASTContext &Context) {
   const Stmt *Body = F->getBody();
   const Stmt *At = S;
   // A guard held in a std::optional or std::unique_ptr counts where it is
@@ -744,8 +754,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
       if (std::optional<CfgReachability::Reach> Reach =
               Cfg->findReachingGen(Call, MetaSetters, OtherSetters);
           Reach && Reach->Gen) {
-        Ctx = MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen, {},
-                          {}};
+        Ctx =
+            MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen, {}, {}};
         if (auto It = MetaHelpers.find(Reach->Gen); It != MetaHelpers.end()) {
           Ctx->Helper = displayName(It->second.Target);
           Ctx->InnerSetter = Table.locationOf(It->second.At);
@@ -798,9 +808,9 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
       if (std::optional<std::string> Name = Loaders.loaderCallName(Call)) {
         if (hasDeviceMap(Call, Def, Context))
           continue;
-        Found = InnerLoad{SM.getFileLoc(Call->getBeginLoc()),
-                          Callee ? displayName(Callee) : *Name,
-                          displayName(Def)};
+        Found =
+            InnerLoad{SM.getFileLoc(Call->getBeginLoc()),
+                      Callee ? displayName(Callee) : *Name, displayName(Def)};
         break;
       }
       Found = exposedLoad(Callee, Exposure::Scope, Context);

@@ -13,8 +13,8 @@
 #include "utils/CfgReachability.h"
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
-#include "utils/ReturnedOptions.h"
 #include "utils/NameList.h"
+#include "utils/ReturnedOptions.h"
 #include "utils/ScopeGuards.h"
 #include "utils/StmtParents.h"
 

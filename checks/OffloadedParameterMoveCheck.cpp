@@ -148,7 +148,7 @@ bool sameRoot(const ModuleRef &A, const ModuleRef &B) {
 
 /// Methods of standard containers that put an element in.
 constexpr llvm::StringLiteral ContainerInserters[] = {
-    "push_back", "emplace_back", "push_front", "emplace_front",
+    "push_back", "emplace_back", "push_front",       "emplace_front",
     "insert",    "emplace",      "insert_or_assign", "try_emplace"};
 
 /// The name of the runtime's query that makes a move safe when it says no.
@@ -250,8 +250,7 @@ public:
         return std::nullopt;
       return Param->getFunctionScopeIndex();
     };
-    auto Record = [&](const Stmt *S, const ModuleRef &Ref,
-                      llvm::StringRef What,
+    auto Record = [&](const Stmt *S, const ModuleRef &Ref, llvm::StringRef What,
                       const std::optional<ArgumentEffects> &Via,
                       bool ArgumentEffects::*Flag) {
       std::optional<unsigned> Index = ParamIndex(Ref);
@@ -362,9 +361,9 @@ void OffloadedParameterMoveCheck::check(
   const FunctionDecl *Callee = Call->getDirectCallee();
   if (!Callee)
     return;
-  bool MayDispatch = Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
-                     (returnsModel(Callee) &&
-                      factoryDispatch(Callee, *Result.Context));
+  bool MayDispatch =
+      Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
+      (returnsModel(Callee) && factoryDispatch(Callee, *Result.Context));
   if (!MayDispatch && !definitionWithBody(Callee) && returnsModel(Callee))
     // A factory in another translation unit, known from its summary.
     if (const FunctionSummary *S =
@@ -765,15 +764,15 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       }
       if (OnModule && isNamed(Method, "register_parameter")) {
         if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Mutations.push_back(Mutation{Call, *Ref, MutationKind::Register,
-                                          "register_parameter", {}});
+          Ev.Mutations.push_back(Mutation{
+              Call, *Ref, MutationKind::Register, "register_parameter", {}});
         return;
       }
       if (Mutators.matches(Method) &&
           (Call->getNumArgs() > 0 || isDiscarded(Call, Functions.parents()))) {
         if (std::optional<ModuleRef> Owner = parameterOwner(Object))
-          Ev.Mutations.push_back(Mutation{Call, *Owner, MutationKind::Call,
-                                          Method->getNameAsString(), {}});
+          Ev.Mutations.push_back(Mutation{
+              Call, *Owner, MutationKind::Call, Method->getNameAsString(), {}});
         return;
       }
       // models.push_back(from_pretrained<M>(dir, placed)): the container
@@ -1045,8 +1044,9 @@ void OffloadedParameterMoveCheck::noteVia(const ArgumentEffects &Via,
   SourceLocation Loc = summaries(Context).locationOf(Via.At);
   if (Loc.isInvalid())
     return; // In another translation unit: the warning names the callee.
-  diag(Loc, "%select{it is moved|its parameter is changed|its hooks are "
-            "removed}0 here with '%1', in '%2'",
+  diag(Loc,
+       "%select{it is moved|its parameter is changed|its hooks are "
+       "removed}0 here with '%1', in '%2'",
        DiagnosticIDs::Note)
       << What << Via.What << Via.In;
 }

@@ -14,8 +14,8 @@
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/ModuleExprs.h"
-#include "utils/ReturnedOptions.h"
 #include "utils/NameList.h"
+#include "utils/ReturnedOptions.h"
 #include "utils/StmtParents.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
@@ -132,8 +132,7 @@ private:
                          llvm::StringRef Callee, const ArgumentEffects &Effects,
                          Events &Out);
   /// A note at the place inside a callee where it does what Via says.
-  void noteVia(const ArgumentEffects &Via, unsigned What,
-               ASTContext &Context);
+  void noteVia(const ArgumentEffects &Via, unsigned What, ASTContext &Context);
   SummaryTable &summaries(ASTContext &Context);
 
   /// The module that owns the parameter E denotes, if E is reached from a

@@ -76,9 +76,10 @@ std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
   return search(*TargetPos, Gens, Kills, EntryIsGen);
 }
 
-std::optional<CfgReachability::Reach> CfgReachability::findReachingGenAtExit(
-    llvm::ArrayRef<const Stmt *> Gens, llvm::ArrayRef<const Stmt *> Kills,
-    bool EntryIsGen) const {
+std::optional<CfgReachability::Reach>
+CfgReachability::findReachingGenAtExit(llvm::ArrayRef<const Stmt *> Gens,
+                                       llvm::ArrayRef<const Stmt *> Kills,
+                                       bool EntryIsGen) const {
   const CFGBlock &Exit = Graph->getExit();
   return search(Position{Exit.getBlockID(), static_cast<unsigned>(Exit.size())},
                 Gens, Kills, EntryIsGen);

@@ -148,7 +148,8 @@ DeviceKind classify(const Expr *E, unsigned Hops) {
   }
   // A helper of the user's that returns a constant device: every return
   // statement gives the same kind.
-  if (const auto *Call = dyn_cast<CallExpr>(E); Call && !isa<CXXOperatorCallExpr>(E)) {
+  if (const auto *Call = dyn_cast<CallExpr>(E);
+      Call && !isa<CXXOperatorCallExpr>(E)) {
     const FunctionDecl *Callee = Call->getDirectCallee();
     const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Callee);
     if (Callee && (!Method || Method->isStatic()) &&

@@ -141,11 +141,11 @@ SummaryTable::callTargets(const Expr *Call) {
   const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
   const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
   if (!Method || !Member || !Method->isVirtual() ||
-      Method->hasAttr<FinalAttr>() ||
-      Method->getParent()->hasAttr<FinalAttr>())
+      Method->hasAttr<FinalAttr>() || Method->getParent()->hasAttr<FinalAttr>())
     return Targets;
   // `obj.Base::f()` names the function it calls.
-  if (const auto *ME = dyn_cast<MemberExpr>(Member->getCallee()->IgnoreParens());
+  if (const auto *ME =
+          dyn_cast<MemberExpr>(Member->getCallee()->IgnoreParens());
       ME && ME->hasQualifier())
     return Targets;
   if (!OverridesIndexed)

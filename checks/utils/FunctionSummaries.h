@@ -25,10 +25,10 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
@@ -42,7 +42,7 @@ class SummaryTable;
 /// Which facts a facet computes. Facets may read other facets' facts of
 /// callees, but no cycle between facets: Loads reads DefaultDevice.
 enum class Facet : unsigned {
-  DefaultDevice, ///< DefaultDevice, DefaultDeviceAt.
+  DefaultDevice, ///< DefaultDevice, DefaultDeviceAt, OpensMetaScope(At).
   Loads,         ///< LoadsWeights, LoadsAt, Loader, LoadsIn, ...
   Model,         ///< ReturnsDispatchedModel, Args.
   Options,       ///< ReturnedDeviceMap.

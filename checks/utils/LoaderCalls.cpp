@@ -78,8 +78,8 @@ const FunctionDecl *targetOfValue(const Expr *E) {
   for (unsigned Steps = 0; E && Steps < 4; ++Steps) {
     if (const FunctionDecl *Fn = functionOfCallable(E))
       return Fn;
-    const auto *Construct = dyn_cast<CXXConstructExpr>(
-        E->IgnoreImplicit()->IgnoreParenImpCasts());
+    const auto *Construct =
+        dyn_cast<CXXConstructExpr>(E->IgnoreImplicit()->IgnoreParenImpCasts());
     if (!Construct || Construct->getNumArgs() != 1)
       return nullptr;
     E = Construct->getArg(0);

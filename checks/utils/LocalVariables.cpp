@@ -13,8 +13,7 @@ namespace {
 /// Whether a use of a variable (the DeclRefExpr at Uses.back(), with its
 /// ancestors before it) may change it other than by a plain assignment.
 /// Assignments `var = value` are returned in Assigned.
-bool mayModify(llvm::ArrayRef<const Stmt *> Uses,
-               const Expr *&Assigned) {
+bool mayModify(llvm::ArrayRef<const Stmt *> Uses, const Expr *&Assigned) {
   Assigned = nullptr;
   const Stmt *Child = Uses.back();
   for (size_t I = Uses.size() - 1; I-- > 0;) {
@@ -64,10 +63,8 @@ bool mayModify(llvm::ArrayRef<const Stmt *> Uses,
       const FunctionDecl *Callee = Call->getDirectCallee();
       if (!Callee)
         return true;
-      unsigned Offset = isa<CXXOperatorCallExpr>(Call) &&
-                                isa<CXXMethodDecl>(Callee)
-                            ? 1
-                            : 0;
+      unsigned Offset =
+          isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
       for (unsigned A = 0; A < Call->getNumArgs(); ++A)
         if (Call->getArg(A) == Child && A >= Offset &&
             A - Offset < Callee->getNumParams())
@@ -79,7 +76,8 @@ bool mayModify(llvm::ArrayRef<const Stmt *> Uses,
           Bound = Ctor->getParamDecl(A)->getType();
     } else if (const auto *Decl = dyn_cast<DeclStmt>(Parent)) {
       for (const clang::Decl *D : Decl->decls())
-        if (const auto *Var = dyn_cast<VarDecl>(D); Var && Var->getInit() == Child)
+        if (const auto *Var = dyn_cast<VarDecl>(D);
+            Var && Var->getInit() == Child)
           Bound = Var->getType();
     } else if (isa<LambdaExpr>(Parent)) {
       return true; // Captured: the lambda may change it.

@@ -105,11 +105,13 @@ void ReturnedOptionsFacet::summarise(const FunctionDecl *F,
     const Expr *Found = findExplicitOptionMemberOf(
         Value, Ret, {DeviceMapMember}, F, Context, Cfgs);
     if (Found) {
-      Merge(classifyDeviceMapValue(explicitOptionValue(Found, F, Context, Cfgs)));
+      Merge(
+          classifyDeviceMapValue(explicitOptionValue(Found, F, Context, Cfgs)));
       return;
     }
     if (Var && Var->getInit())
-      if (std::optional<DeviceMapKind> K = fromHelperCall(Var->getInit(), Table)) {
+      if (std::optional<DeviceMapKind> K =
+              fromHelperCall(Var->getInit(), Table)) {
         Merge(*K);
         return;
       }
@@ -132,7 +134,8 @@ DeviceMapKind deviceMapFromHelpers(const Expr *LoaderCall,
     const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
     if (Var && Var->hasLocalStorage() && !isa<ParmVarDecl>(Var) &&
         Var->getInit())
-      if (std::optional<DeviceMapKind> K = fromHelperCall(Var->getInit(), Table))
+      if (std::optional<DeviceMapKind> K =
+              fromHelperCall(Var->getInit(), Table))
         return *K;
   }
   return DeviceMapKind::None;

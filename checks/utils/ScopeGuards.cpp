@@ -161,8 +161,8 @@ ScopeGuardClassifier::classifyRecord(const CXXRecordDecl *RD) const {
 const CXXRecordDecl *ScopeGuardClassifier::heldGuardClass(QualType T) const {
   const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
       T->getAsCXXRecordDecl());
-  if (!Spec || !(isStdTemplate(Spec, "optional") ||
-                 isStdTemplate(Spec, "unique_ptr")))
+  if (!Spec ||
+      !(isStdTemplate(Spec, "optional") || isStdTemplate(Spec, "unique_ptr")))
     return nullptr;
   const TemplateArgumentList &Args = Spec->getTemplateArgs();
   if (Args.size() == 0 || Args[0].getKind() != TemplateArgument::Type)
@@ -195,8 +195,8 @@ bool ScopeGuardClassifier::isMetaRaiiClass(const CXXRecordDecl *RD) const {
     if (T->isReferenceType() || T->isPointerType())
       continue; // Refers to a guard someone else holds.
     const CXXRecordDecl *FieldClass = T->getAsCXXRecordDecl();
-    if (FieldClass && (recordMatches(FieldClass, MetaTypes) ||
-                       isMetaRaiiClass(FieldClass))) {
+    if (FieldClass &&
+        (recordMatches(FieldClass, MetaTypes) || isMetaRaiiClass(FieldClass))) {
       Holds = true;
       break;
     }
