@@ -23,10 +23,12 @@ constexpr llvm::StringLiteral DefaultMetaScopeFunctions =
     "::metaguard::with_meta_device";
 constexpr llvm::StringLiteral DefaultDefaultDeviceSetters =
     "::metaguard::set_default_device;::metaguard::reset_default_device";
-constexpr unsigned DefaultCallDepth = 3;
-/// Calls through the standard library and LibTorch (make_shared, module
-/// holders, ...) do not count towards CallDepth, up to this many in a row
-/// (libstdc++'s make_shared alone is about ten calls deep).
+/// Loads are followed through calls at any depth by function summaries;
+/// CallDepth only caps how many of the user's calls a finding may span.
+constexpr unsigned DefaultCallDepth = 64;
+/// Inside a loader's own implementation, calls through the standard library
+/// and LibTorch (make_shared, module holders, ...) are followed up to this
+/// many in a row (libstdc++'s make_shared alone is about ten calls deep).
 constexpr unsigned MaxFreeHops = 32;
 /// How deep to look inside a loader's own implementation for the place where
 /// it builds the model on meta.
@@ -43,6 +45,11 @@ AST_MATCHER_P(NamedDecl, nameInList, const NameList *, List) {
 AST_MATCHER_P(VarDecl, isMetaGuard, const ScopeGuardClassifier *, Guards) {
   std::optional<DeviceKind> Kind = Guards->classify(&Node);
   return Kind && *Kind == DeviceKind::Meta;
+}
+
+AST_MATCHER_P(ParmVarDecl, isMetaGuardParameter, const ScopeGuardClassifier *,
+              Guards) {
+  return Guards->isMetaGuardParameter(&Node);
 }
 
 /// How a function is called in messages.
@@ -143,6 +150,250 @@ bool isFreeHop(const FunctionDecl *FD, const SourceManager &SM) {
 
 } // namespace
 
+namespace {
+
+/// What a call to a helper (any function it may run) does to the default
+/// device: Meta when some target may leave it meta (At: the setter), else an
+/// end of the state when every target restores it or sets an unknown device.
+struct HelperEffect {
+  bool Meta = false;
+  bool Unknown = false;
+  const FunctionDecl *Target = nullptr;
+  SourceRef At;
+};
+
+std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
+                                                SummaryTable &Table) {
+  std::optional<HelperEffect> Result;
+  bool EveryTargetEnds = true;
+  for (const FunctionDecl *Target : Table.callTargets(Call)) {
+    const FunctionSummary *S = Table.lookup(Target, Facet::DefaultDevice);
+    if (!S || S->DefaultDevice == DeviceAtReturn::Unchanged) {
+      EveryTargetEnds = false;
+      continue;
+    }
+    if (S->DefaultDevice == DeviceAtReturn::Meta)
+      return HelperEffect{true, false, Target, S->DefaultDeviceAt};
+    if (!Result)
+      Result = HelperEffect{false, false, Target, S->DefaultDeviceAt};
+    Result->Unknown |= S->DefaultDevice == DeviceAtReturn::Unknown;
+  }
+  if (!EveryTargetEnds)
+    return std::nullopt;
+  return Result;
+}
+
+} // namespace
+
+/// DefaultDevice facts: over the function's CFG, how the default device may
+/// be when it returns, from its setter calls and the summaries of the user
+/// functions it calls.
+class FromPretrainedInMetaScopeCheck::DefaultDeviceFacet : public SummaryFacet {
+public:
+  explicit DefaultDeviceFacet(FromPretrainedInMetaScopeCheck &Check)
+      : Check(Check) {}
+
+  bool follows(const FunctionDecl *FD) const override {
+    // Library code never sets metaguard's default device: staying in user
+    // code keeps this facet as cheap as the user's own code.
+    return !Check.isMachinery(FD) &&
+           !FD->getASTContext().getSourceManager().isInSystemHeader(
+               FD->getLocation());
+  }
+
+  void summarise(const FunctionDecl *F, FunctionSummary &Out,
+                 SummaryTable &Table) override {
+    // A constructor of an RAII class that holds a meta guard opens a meta
+    // scope for the object's life (a fact for export; locals of the class
+    // are guards to the check itself).
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(F))
+      if (Check.Guards.isMetaRaiiClass(Ctor->getParent())) {
+        Out.OpensMetaScope = true;
+        Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
+      }
+    llvm::SmallVector<const Stmt *, 4> Gens, Kills;
+    llvm::DenseMap<const Stmt *, SourceRef> GenAt;
+    bool UnknownKill = false;
+    for (const Expr *Call : collectCalls(F)) {
+      const FunctionDecl *Callee = calledFunction(Call);
+      if (!Callee)
+        continue;
+      if (Check.isSetter(Callee)) {
+        const auto *CE = dyn_cast<CallExpr>(Call);
+        DeviceKind Kind = CE && CE->getNumArgs() > 0
+                              ? classifyDeviceExpr(CE->getArg(0))
+                              : DeviceKind::NonMeta;
+        if (Kind == DeviceKind::Meta) {
+          Gens.push_back(Call);
+          GenAt[Call] = Table.refOf(Call->getBeginLoc());
+        } else {
+          Kills.push_back(Call);
+          UnknownKill |= Kind == DeviceKind::Unknown;
+        }
+        continue;
+      }
+      if (Check.isMachinery(Callee))
+        continue;
+      std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+      if (!Effect)
+        continue;
+      if (Effect->Meta) {
+        Gens.push_back(Call);
+        GenAt[Call] = Effect->At;
+      } else {
+        Kills.push_back(Call);
+        UnknownKill |= Effect->Unknown;
+      }
+    }
+    if (Gens.empty() && Kills.empty())
+      return;
+    const CfgReachability *Cfg =
+        Check.Cfgs.get(F, F->getBody(), Table.context());
+    if (!Cfg) {
+      Out.DefaultDevice = DeviceAtReturn::Unknown;
+      return;
+    }
+    if (!Gens.empty())
+      if (std::optional<CfgReachability::Reach> R =
+              Cfg->findReachingGenAtExit(Gens, Kills);
+          R && R->Gen) {
+        Out.DefaultDevice = DeviceAtReturn::Meta;
+        Out.DefaultDeviceAt = GenAt.lookup(R->Gen);
+        return;
+      }
+    if (Kills.empty())
+      return; // Meta settings that never reach the return.
+    const bool EveryPath = !Cfg->findReachingGenAtExit({}, Kills,
+                                                       /*EntryIsGen=*/true);
+    Out.DefaultDevice = EveryPath && !UnknownKill ? DeviceAtReturn::Restored
+                                                  : DeviceAtReturn::Unknown;
+    Out.DefaultDeviceAt = Table.refOf(Kills.front()->getBeginLoc());
+  }
+
+  void reset(FunctionSummary &S) const override {
+    S.DefaultDevice = DeviceAtReturn::Unchanged;
+    S.DefaultDeviceAt = {};
+    S.OpensMetaScope = false;
+    S.OpensMetaScopeAt = {};
+  }
+
+  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
+    return A.DefaultDevice == B.DefaultDevice &&
+           A.DefaultDeviceAt == B.DefaultDeviceAt &&
+           A.OpensMetaScope == B.OpensMetaScope;
+  }
+
+private:
+  FromPretrainedInMetaScopeCheck &Check;
+};
+
+/// Loads facts: whether calling the function loads weights with the caller's
+/// ambient device (no scope of its own around the load, no device map), at
+/// any depth, and whether the caller's default device reaches that load.
+class FromPretrainedInMetaScopeCheck::LoadsFacet : public SummaryFacet {
+public:
+  explicit LoadsFacet(FromPretrainedInMetaScopeCheck &Check) : Check(Check) {}
+
+  bool follows(const FunctionDecl *FD) const override {
+    return !Check.isMachinery(FD);
+  }
+
+  void summarise(const FunctionDecl *F, FunctionSummary &Out,
+                 SummaryTable &Table) override {
+    ASTContext &Context = Table.context();
+    const SourceManager &SM = Context.getSourceManager();
+    const std::vector<const Expr *> Calls = collectCalls(F);
+    // What sets the default device inside F: a load after it on every path
+    // is out of reach of the caller's default device.
+    llvm::SmallVector<const Stmt *, 4> Setters;
+    for (const Expr *Call : Calls) {
+      const FunctionDecl *Callee = calledFunction(Call);
+      if (Check.isSetter(Callee)) {
+        Setters.push_back(Call);
+      } else if (Callee && !Check.isMachinery(Callee) &&
+                 defaultDeviceEffect(Call, Table)) {
+        Setters.push_back(Call);
+      }
+    }
+    bool Found = false, FoundToDefault = false;
+    for (const Expr *Call : Calls) {
+      const FunctionDecl *Callee = calledFunction(Call);
+      std::optional<std::string> LoaderName =
+          Check.Loaders.loaderCallName(Call);
+      const FunctionSummary *S = nullptr;
+      if (!LoaderName) {
+        if (!Callee || Check.isMachinery(Callee))
+          continue;
+        // Any function the call may run (overrides of a virtual one too).
+        for (const FunctionDecl *Target : Table.callTargets(Call)) {
+          const FunctionSummary *TS = Check.isMachinery(Target)
+                                          ? nullptr
+                                          : Table.lookup(Target, Facet::Loads);
+          if (TS && TS->LoadsWeights) {
+            S = TS;
+            Callee = Target;
+            break;
+          }
+        }
+        if (!S)
+          continue;
+      }
+      // A scope of the function's own decides the device there.
+      if (Check.liveGuardAt(Call, F, Context))
+        continue;
+      if (LoaderName && Check.hasDeviceMap(Call, F, Context))
+        continue;
+      bool ToDefault = LoaderName || !S->LoadsOnlyAfterSettingDevice;
+      if (ToDefault && !Setters.empty()) {
+        const CfgReachability *Cfg = Check.Cfgs.get(F, F->getBody(), Context);
+        ToDefault = Cfg && Cfg->reachableFromEntry(Call, Setters);
+      }
+      const unsigned Depth =
+          LoaderName ? 0 : S->LoadsDepth + (isFreeHop(Callee, SM) ? 0 : 1);
+      // Keep one load for the notes: one the caller's default device
+      // reaches if any, then the shallowest.
+      const bool Better =
+          !Found || (ToDefault && !FoundToDefault) ||
+          (ToDefault == FoundToDefault && Depth < Out.LoadsDepth);
+      if (Better) {
+        Out.LoadsDepth = Depth;
+        if (LoaderName) {
+          Out.LoadsAt = Table.refOf(Call->getBeginLoc());
+          Out.Loader = Callee ? displayName(Callee) : *LoaderName;
+          Out.LoadsIn = displayName(F);
+        } else {
+          Out.LoadsAt = S->LoadsAt;
+          Out.Loader = S->Loader;
+          Out.LoadsIn = S->LoadsIn;
+        }
+      }
+      Found = true;
+      FoundToDefault |= ToDefault;
+    }
+    Out.LoadsWeights = Found;
+    Out.LoadsOnlyAfterSettingDevice = Found && !FoundToDefault;
+  }
+
+  void reset(FunctionSummary &S) const override {
+    S.LoadsWeights = false;
+    S.LoadsAt = {};
+    S.Loader.clear();
+    S.LoadsIn.clear();
+    S.LoadsDepth = 0;
+    S.LoadsOnlyAfterSettingDevice = false;
+  }
+
+  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
+    return A.LoadsWeights == B.LoadsWeights && A.LoadsDepth == B.LoadsDepth &&
+           A.LoadsOnlyAfterSettingDevice == B.LoadsOnlyAfterSettingDevice &&
+           A.LoadsAt == B.LoadsAt && A.Loader == B.Loader &&
+           A.LoadsIn == B.LoadsIn;
+  }
+
+private:
+  FromPretrainedInMetaScopeCheck &Check;
+};
+
 FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context),
@@ -161,7 +412,12 @@ FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
       Loaders(LoaderFunctionsOption),
       Guards(MetaScopeTypesOption, DeviceScopeTypesOption),
       ScopeFunctions(MetaScopeFunctionsOption),
-      Setters(DefaultDeviceSettersOption), Facts(Name, Options) {}
+      Setters(DefaultDeviceSettersOption),
+      DeviceFacetImpl(std::make_unique<DefaultDeviceFacet>(*this)),
+      LoadsFacetImpl(std::make_unique<LoadsFacet>(*this)),
+      Facts(Name, Options) {}
+
+FromPretrainedInMetaScopeCheck::~FromPretrainedInMetaScopeCheck() = default;
 
 void FromPretrainedInMetaScopeCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {
@@ -185,6 +441,19 @@ void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
                              isMetaGuard(&Guards))
                          .bind("guard"),
                      this);
+  // A guard passed by reference: the function runs inside its scope.
+  Finder->addMatcher(parmVarDecl(unless(isExpansionInSystemHeader()),
+                                 isMetaGuardParameter(&Guards))
+                         .bind("guard"),
+                     this);
+  // A call to a function of the user's that may leave the default device
+  // meta (decided from its summary in check()).
+  Finder->addMatcher(
+      callExpr(unless(isExpansionInSystemHeader()),
+               callee(functionDecl(unless(isExpansionInSystemHeader()),
+                                   unless(nameInList(&Setters)))))
+          .bind("helper-call"),
+      this);
   Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
                               callee(functionDecl(nameInList(&Setters))))
                          .bind("setter"),
@@ -208,6 +477,18 @@ void FromPretrainedInMetaScopeCheck::check(
   ASTContext &Context = *Result.Context;
   if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>("guard")) {
     EnclosingFunction Fn = Functions.enclosing(Var, Context);
+    analyzeFunction(Fn.Function, Fn.Lambda, Context);
+    return;
+  }
+  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("helper-call")) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!canEnter(Callee))
+      return;
+    const FunctionSummary *S =
+        summaries(Context).lookup(Callee, Facet::DefaultDevice);
+    if (!S || S->DefaultDevice != DeviceAtReturn::Meta)
+      return;
+    EnclosingFunction Fn = Functions.enclosing(Call, Context);
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
     return;
   }
@@ -237,15 +518,17 @@ void FromPretrainedInMetaScopeCheck::check(
 }
 
 void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
-  // TODO(issue 10): export the TU's summary table instead.
-  Facts.exportSummaries(noSummariesYet());
+  Facts.exportTable(
+      [this](ASTContext &Context) -> SummaryTable & { return summaries(Context); },
+      {Facet::DefaultDevice, Facet::Loads, Facet::Options});
   Cfgs.clear();
   LiveGuards.clear();
   Functions.clear();
   Analyzed.clear();
   Reported.clear();
-  ExposureMemo.clear();
-  InProgress.clear();
+  Summaries.reset();
+  OptionsFacetImpl.clear();
+  Guards.clearCache();
   WithinMemo.clear();
   WithinInProgress.clear();
 }
@@ -300,15 +583,73 @@ bool FromPretrainedInMetaScopeCheck::isInsideLoader(
       FD, [this](const FunctionDecl *F) { return Loaders.isLoader(F); });
 }
 
-unsigned FromPretrainedInMetaScopeCheck::entryDepth(const FunctionDecl *FD,
-                                                    ASTContext &Context) const {
-  // A plumbing callee (a holder's constructor, std::make_shared) is not one
-  // of the CallDepth user calls: the first user function below it is.
-  return isFreeHop(FD, Context.getSourceManager()) ? CallDepth + 1 : CallDepth;
+bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
+  return FD && !isMachinery(FD);
 }
 
-bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
-  return FD && !isMachinery(FD) && definitionWithBody(FD);
+SummaryTable &FromPretrainedInMetaScopeCheck::summaries(ASTContext &Context) {
+  if (!Summaries) {
+    Summaries = sharedSummaryTable(Context);
+    // Functions defined in other translation units: the SummaryFile's
+    // summaries (whole-program mode), when one was given.
+    if (Facts.readsSummaries())
+      Summaries->setExternalLookup(
+          [this](llvm::StringRef USR) { return Facts.findExternalSummary(USR); });
+  }
+  Summaries->setFacet(Facet::DefaultDevice, DeviceFacetImpl.get());
+  Summaries->setFacet(Facet::Loads, LoadsFacetImpl.get());
+  Summaries->setFacet(Facet::Options, &OptionsFacetImpl);
+  return *Summaries;
+}
+
+bool FromPretrainedInMetaScopeCheck::hasDeviceMap(const Expr *Call,
+                                                  const FunctionDecl *F,
+                                                  ASTContext &Context) {
+  return findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs) ||
+         deviceMapFromHelpers(Call, summaries(Context)) != DeviceMapKind::None;
+}
+
+std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
+FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionDecl *Callee,
+                                            Exposure Kind,
+                                            ASTContext &Context) {
+  if (CallDepth == 0 || !canEnter(Callee))
+    return std::nullopt;
+  SummaryTable &Table = summaries(Context);
+  const FunctionSummary *S = Table.lookup(Callee, Facet::Loads);
+  if (!S || !S->LoadsWeights)
+    return std::nullopt;
+  if (Kind == Exposure::DefaultDevice && S->LoadsOnlyAfterSettingDevice)
+    return std::nullopt;
+  const unsigned Depth =
+      S->LoadsDepth + (isFreeHop(Callee, Context.getSourceManager()) ? 0 : 1);
+  if (Depth > CallDepth)
+    return std::nullopt;
+  return InnerLoad{Table.locationOf(S->LoadsAt), S->Loader, S->LoadsIn};
+}
+
+std::optional<LiveGuard> FromPretrainedInMetaScopeCheck::liveGuardAt(
+    const Stmt *S, const FunctionDecl *F, ASTContext &Context) {
+  const Stmt *Body = F->getBody();
+  const Stmt *At = S;
+  // A guard held in a std::optional or std::unique_ptr counts where it is
+  // engaged on some path; where it is not, the scope outside it decides.
+  for (unsigned Steps = 0; At && Steps < 64; ++Steps) {
+    std::optional<LiveGuard> Guard = LiveGuards.innermost(At, Body);
+    if (!Guard)
+      break;
+    if (!Guard->Holder)
+      return Guard;
+    const CfgReachability *Cfg = Cfgs.get(F, Body, Context);
+    if (Cfg && guardHolderEngagedAt(*Guard, S, F, *Cfg))
+      return Guard;
+    At = Guard->DeclaredBy;
+  }
+  // A guard passed in by reference is live for the whole call.
+  for (const ParmVarDecl *Param : F->parameters())
+    if (Guards.isMetaGuardParameter(Param))
+      return LiveGuard{Param, DeviceKind::Meta};
+  return std::nullopt;
 }
 
 std::optional<FromPretrainedInMetaScopeCheck::MetaContext>
@@ -326,7 +667,7 @@ FromPretrainedInMetaScopeCheck::lambdaContext(const LambdaExpr *Lambda,
       if (isScopeFunction(Call->getDirectCallee()) ||
           (!Call->getDirectCallee() &&
            ScopeFunctions.matchesUnresolved(unresolvedCalleeName(Call))))
-        return MetaContext{MetaSource::ScopeFunction, nullptr, Call};
+        return MetaContext{MetaSource::ScopeFunction, nullptr, Call, {}, {}};
       return std::nullopt;
     }
     if (!isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
@@ -354,18 +695,36 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
   if (Lambda)
     Top = lambdaContext(Lambda, Context);
 
+  SummaryTable &Table = summaries(Context);
   std::vector<const Expr *> Calls = collectCalls(F);
   llvm::SmallVector<const Stmt *, 4> MetaSetters, OtherSetters;
+  // Helpers that leave the default device meta, by call.
+  llvm::DenseMap<const Stmt *, HelperEffect> MetaHelpers;
   for (const Expr *Call : Calls) {
-    const auto *CE = dyn_cast<CallExpr>(Call);
-    if (!CE || !isSetter(CE->getDirectCallee()))
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (!Callee)
       continue;
-    // A setter without arguments (reset_default_device) ends the state.
-    if (CE->getNumArgs() > 0 &&
-        classifyDeviceExpr(CE->getArg(0)) == DeviceKind::Meta)
-      MetaSetters.push_back(CE);
-    else
-      OtherSetters.push_back(CE); // A reset, or unknown: the state ends.
+    if (isSetter(Callee)) {
+      const auto *CE = dyn_cast<CallExpr>(Call);
+      // A setter without arguments (reset_default_device) ends the state.
+      if (CE && CE->getNumArgs() > 0 &&
+          classifyDeviceExpr(CE->getArg(0)) == DeviceKind::Meta)
+        MetaSetters.push_back(Call);
+      else
+        OtherSetters.push_back(Call); // A reset, or unknown: the state ends.
+      continue;
+    }
+    if (isMachinery(Callee))
+      continue;
+    std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+    if (!Effect)
+      continue;
+    if (Effect->Meta) {
+      MetaSetters.push_back(Call);
+      MetaHelpers[Call] = *Effect;
+    } else {
+      OtherSetters.push_back(Call); // Restores it, or unknown: it ends.
+    }
   }
   const CfgReachability *Cfg = nullptr;
   if (!MetaSetters.empty())
@@ -385,12 +744,9 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
           if (L && L->IgnoreImplicit() ==
                        Arg->IgnoreImplicit()->IgnoreParenImpCasts())
             continue; // Analysed as a function of its own.
-          if (!canEnter(Target))
-            continue;
           if (std::optional<InnerLoad> Inner =
-                  findExposedLoad(Target, entryDepth(Target, Context),
-                                  Exposure::Scope, 0, Context)) {
-            MetaContext Ctx{MetaSource::ScopeFunction, nullptr, CE};
+                  exposedLoad(Target, Exposure::Scope, Context)) {
+            MetaContext Ctx{MetaSource::ScopeFunction, nullptr, CE, {}, {}};
             report(CE, displayName(Target), &Ctx, Inner, Context);
           }
         }
@@ -400,100 +756,44 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
 
     // Where is the meta device coming from, if anywhere?
     std::optional<MetaContext> Ctx;
-    if (std::optional<LiveGuard> Guard = LiveGuards.innermost(Call, Body)) {
+    if (std::optional<LiveGuard> Guard = liveGuardAt(Call, F, Context)) {
       if (Guard->Kind != DeviceKind::Meta)
         continue; // The innermost scope wins, and it is not meta.
-      Ctx = MetaContext{MetaSource::ScopeGuard, Guard->Var, nullptr};
+      Ctx = MetaContext{MetaSource::ScopeGuard, Guard->Var, nullptr, {}, {}};
     } else if (Top) {
       Ctx = Top;
     } else if (Cfg) {
       if (std::optional<CfgReachability::Reach> Reach =
               Cfg->findReachingGen(Call, MetaSetters, OtherSetters);
-          Reach && Reach->Gen)
-        Ctx = MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen};
+          Reach && Reach->Gen) {
+        Ctx =
+            MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen, {}, {}};
+        if (auto It = MetaHelpers.find(Reach->Gen); It != MetaHelpers.end()) {
+          Ctx->Helper = displayName(It->second.Target);
+          Ctx->InnerSetter = Table.locationOf(It->second.At);
+        }
+      }
     }
     if (!Ctx)
       continue;
 
     if (std::optional<std::string> Loader = Loaders.loaderCallName(Call)) {
-      if (findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs))
+      if (hasDeviceMap(Call, F, Context))
         continue;
       report(Call, Callee ? displayName(Callee) : *Loader, &*Ctx, std::nullopt,
              Context);
       continue;
     }
-    if (CallDepth == 0 || !canEnter(Callee))
-      continue;
     Exposure Kind = Ctx->Source == MetaSource::DefaultDevice
                         ? Exposure::DefaultDevice
                         : Exposure::Scope;
-    if (std::optional<InnerLoad> Inner = findExposedLoad(
-            Callee, entryDepth(Callee, Context), Kind, 0, Context))
-      report(Call, displayName(Callee), &*Ctx, Inner, Context);
+    // Every function the call may run (overrides of a virtual one too).
+    for (const FunctionDecl *Target : Table.callTargets(Call))
+      if (std::optional<InnerLoad> Inner = exposedLoad(Target, Kind, Context)) {
+        report(Call, displayName(Target), &*Ctx, Inner, Context);
+        break;
+      }
   }
-}
-
-std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
-FromPretrainedInMetaScopeCheck::findExposedLoad(const FunctionDecl *F,
-                                                unsigned Depth, Exposure Kind,
-                                                unsigned FreeHops,
-                                                ASTContext &Context) {
-  const FunctionDecl *Def = definitionWithBody(F);
-  if (!Def || Depth == 0)
-    return std::nullopt;
-  ExposureKey Key{Def, Depth, static_cast<unsigned>(Kind) * 64 + FreeHops};
-  if (auto It = ExposureMemo.find(Key); It != ExposureMemo.end())
-    return It->second;
-  if (!InProgress.insert(Def).second)
-    return std::nullopt; // Recursion: already being searched.
-
-  std::optional<InnerLoad> Found;
-  const Stmt *Body = Def->getBody();
-  std::vector<const Expr *> Calls = collectCalls(Def);
-  llvm::SmallVector<const Stmt *, 4> SetterCalls;
-  for (const Expr *Call : Calls)
-    if (isSetter(calledFunction(Call)))
-      SetterCalls.push_back(Call);
-  const CfgReachability *Cfg = nullptr;
-  if (Kind == Exposure::DefaultDevice && !SetterCalls.empty())
-    Cfg = Cfgs.get(Def, Body, Context);
-  const SourceManager &SM = Context.getSourceManager();
-
-  for (const Expr *Call : Calls) {
-    const FunctionDecl *Callee = calledFunction(Call);
-    std::optional<std::string> LoaderName = Loaders.loaderCallName(Call);
-    const bool IsLoader = LoaderName.has_value();
-    if (!IsLoader && !canEnter(Callee))
-      continue;
-    // A scope of the function's own decides the device there.
-    if (LiveGuards.innermost(Call, Body))
-      continue;
-    // The function sets the default device itself before the call.
-    if (Kind == Exposure::DefaultDevice && !SetterCalls.empty()) {
-      if (!Cfg || !Cfg->reachableFromEntry(Call, SetterCalls))
-        continue;
-    }
-    if (LoaderName) {
-      if (findExplicitOptionMember(Call, {DeviceMapMember}, Def, Context, Cfgs))
-        continue;
-      Found = InnerLoad{Call, Callee ? displayName(Callee) : *LoaderName, Def};
-      break;
-    }
-    std::optional<InnerLoad> Deeper;
-    if (isFreeHop(Callee, SM)) {
-      if (FreeHops < MaxFreeHops)
-        Deeper = findExposedLoad(Callee, Depth, Kind, FreeHops + 1, Context);
-    } else if (Depth > 1) {
-      Deeper = findExposedLoad(Callee, Depth - 1, Kind, 0, Context);
-    }
-    if (Deeper) {
-      Found = Deeper;
-      break;
-    }
-  }
-  InProgress.erase(Def);
-  ExposureMemo[Key] = Found;
-  return Found;
 }
 
 std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
@@ -504,40 +804,35 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
   const FunctionDecl *Def = definitionWithBody(F);
   if (!Def || Depth == 0 || CallDepth == 0)
     return std::nullopt;
-  ExposureKey Key{Def, Depth, FreeHops};
+  WithinKey Key{Def, Depth, FreeHops};
   if (auto It = WithinMemo.find(Key); It != WithinMemo.end())
     return It->second;
   if (!WithinInProgress.insert(Def).second)
     return std::nullopt;
 
   std::optional<InnerLoad> Found;
-  const Stmt *Body = Def->getBody();
   const SourceManager &SM = Context.getSourceManager();
   for (const Expr *Call : collectCalls(Def)) {
     const FunctionDecl *Callee = calledFunction(Call);
-    if (std::optional<LiveGuard> Guard = LiveGuards.innermost(Call, Body)) {
+    if (std::optional<LiveGuard> Guard = liveGuardAt(Call, Def, Context)) {
       if (Guard->Kind != DeviceKind::Meta)
         continue;
       if (std::optional<std::string> Name = Loaders.loaderCallName(Call)) {
-        if (findExplicitOptionMember(Call, {DeviceMapMember}, Def, Context,
-                                     Cfgs))
+        if (hasDeviceMap(Call, Def, Context))
           continue;
-        Found = InnerLoad{Call, Callee ? displayName(Callee) : *Name, Def};
+        Found =
+            InnerLoad{SM.getFileLoc(Call->getBeginLoc()),
+                      Callee ? displayName(Callee) : *Name, displayName(Def)};
         break;
       }
-      if (canEnter(Callee))
-        Found = findExposedLoad(Callee, entryDepth(Callee, Context),
-                                Exposure::Scope, 0, Context);
+      Found = exposedLoad(Callee, Exposure::Scope, Context);
       if (Found)
         break;
       continue;
     }
     if (Callee && isScopeFunction(Callee)) {
       for (const Expr *Arg : cast<CallExpr>(Call)->arguments()) {
-        const FunctionDecl *Target = functionOfCallable(Arg);
-        if (canEnter(Target))
-          Found = findExposedLoad(Target, entryDepth(Target, Context),
-                                  Exposure::Scope, 0, Context);
+        Found = exposedLoad(functionOfCallable(Arg), Exposure::Scope, Context);
         if (Found)
           break;
       }
@@ -545,7 +840,7 @@ FromPretrainedInMetaScopeCheck::findMetaLoadWithin(const FunctionDecl *F,
         break;
       continue;
     }
-    if (!canEnter(Callee))
+    if (!canEnter(Callee) || !definitionWithBody(Callee))
       continue;
     if (isFreeHop(Callee, SM)) {
       if (FreeHops < MaxFreeHops)
@@ -593,9 +888,19 @@ void FromPretrainedInMetaScopeCheck::checkLoaderBuildsOnMeta(
             "one call, or pass an explicit device map to the inner load")
       << displayName(Loader) << Model << Inner->LoaderName
       << Call->getSourceRange();
-  diag(SM.getFileLoc(Inner->Call->getBeginLoc()),
-       "'%0' loads the weights here, in '%1'", DiagnosticIDs::Note)
-      << Inner->LoaderName << displayName(Inner->In);
+  noteInnerLoad(*Inner, Loc);
+}
+
+void FromPretrainedInMetaScopeCheck::noteInnerLoad(const InnerLoad &Inner,
+                                                   SourceLocation Call) {
+  // A load in another translation unit (an external summary) has no
+  // location here: the note names the function instead.
+  if (Inner.At.isValid())
+    diag(Inner.At, "'%0' loads the weights here, in '%1'", DiagnosticIDs::Note)
+        << Inner.LoaderName << Inner.In;
+  else
+    diag(Call, "'%0' loads the weights in '%1'", DiagnosticIDs::Note)
+        << Inner.LoaderName << Inner.In;
 }
 
 void FromPretrainedInMetaScopeCheck::report(
@@ -628,9 +933,10 @@ void FromPretrainedInMetaScopeCheck::report(
   case MetaSource::ScopeGuard: {
     const auto *Var = cast<VarDecl>(Ctx->OriginDecl);
     diag(SM.getFileLoc(Var->getLocation()),
-         "meta-device scope '%0' is active from here to the end of its block",
+         "meta-device scope '%0' is %select{active from here to the end of "
+         "its block|passed in here, so it is active for the whole function}1",
          DiagnosticIDs::Note)
-        << Var->getName();
+        << Var->getName() << isa<ParmVarDecl>(Var);
     break;
   }
   case MetaSource::ScopeFunction: {
@@ -644,14 +950,22 @@ void FromPretrainedInMetaScopeCheck::report(
     break;
   }
   case MetaSource::DefaultDevice:
+    if (Ctx->Helper.empty()) {
+      diag(SM.getFileLoc(Ctx->OriginStmt->getBeginLoc()),
+           "the default device is set to meta here", DiagnosticIDs::Note);
+      break;
+    }
     diag(SM.getFileLoc(Ctx->OriginStmt->getBeginLoc()),
-         "the default device is set to meta here", DiagnosticIDs::Note);
+         "'%0' returns with the default device set to meta",
+         DiagnosticIDs::Note)
+        << Ctx->Helper;
+    if (Ctx->InnerSetter.isValid())
+      diag(Ctx->InnerSetter, "the default device is set to meta here",
+           DiagnosticIDs::Note);
     break;
   }
   if (Inner)
-    diag(SM.getFileLoc(Inner->Call->getBeginLoc()),
-         "'%0' loads the weights here, in '%1'", DiagnosticIDs::Note)
-        << Inner->LoaderName << displayName(Inner->In);
+    noteInnerLoad(*Inner, Loc);
   else if (llvm::SmallVector<FixItHint, 3> Fixes =
                fromConfigRewrite(Call, Context);
            !Fixes.empty())

@@ -11,8 +11,10 @@
 #define METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
 
 #include "utils/CfgReachability.h"
+#include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/NameList.h"
+#include "utils/ReturnedOptions.h"
 #include "utils/ScopeGuards.h"
 #include "utils/StmtParents.h"
 #include "utils/WholeProgram.h"
@@ -22,6 +24,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -37,6 +40,7 @@ class FromPretrainedInMetaScopeCheck : public ClangTidyCheck {
 public:
   FromPretrainedInMetaScopeCheck(llvm::StringRef Name,
                                  ClangTidyContext *Context);
+  ~FromPretrainedInMetaScopeCheck() override;
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus;
   }
@@ -64,12 +68,16 @@ private:
     MetaSource Source;
     const Decl *OriginDecl = nullptr;
     const Stmt *OriginStmt = nullptr;
+    /// DefaultDevice through a helper that leaves it meta (OriginStmt is the
+    /// call): the helper and the setter inside it.
+    std::string Helper;
+    SourceLocation InnerSetter;
   };
   /// A loader call reached through calls, and the function it is in.
   struct InnerLoad {
-    const Expr *Call = nullptr;
+    SourceLocation At; ///< Invalid when it is in another translation unit.
     std::string LoaderName;
-    const FunctionDecl *In = nullptr;
+    std::string In;
   };
   /// Which kind of meta state an inner loader call must be exposed to.
   enum class Exposure { Scope, DefaultDevice };
@@ -83,18 +91,29 @@ private:
   /// operator or a local class's method), is machinery / a loader.
   bool isInsideMachinery(const FunctionDecl *FD) const;
   bool isInsideLoader(const FunctionDecl *FD) const;
-  /// The depth a search entering FD from a call site starts with.
-  unsigned entryDepth(const FunctionDecl *FD, ASTContext &Context) const;
-  /// Whether a call to FD may be followed into FD's body.
+  /// Whether a loader call in F gets a device map: visibly, or from a
+  /// helper that builds its options. Its weights are then placed by the map.
+  bool hasDeviceMap(const Expr *Call, const FunctionDecl *F,
+                    ASTContext &Context);
+  /// Whether a call to FD may be followed (into its body or summary).
   bool canEnter(const FunctionDecl *FD) const;
+  /// The table shared by the checks for this translation unit, with this
+  /// check's facets registered.
+  SummaryTable &summaries(ASTContext &Context);
+  /// The load that a call to Callee exposes to the caller's meta state of
+  /// kind Kind, from Callee's summary; std::nullopt when there is none or it
+  /// is deeper than CallDepth.
+  std::optional<InnerLoad> exposedLoad(const FunctionDecl *Callee,
+                                       Exposure Kind, ASTContext &Context);
+  /// The innermost device scope live at S in F (a guard variable, a guard
+  /// held in an engaged std::optional / std::unique_ptr, or a guard passed
+  /// to F by reference).
+  std::optional<LiveGuard> liveGuardAt(const Stmt *S, const FunctionDecl *F,
+                                       ASTContext &Context);
 
   void analyzeFunction(const FunctionDecl *F, const LambdaExpr *Lambda,
                        ASTContext &Context);
   std::optional<MetaContext> lambdaContext(const LambdaExpr *Lambda,
-                                           ASTContext &Context);
-  std::optional<InnerLoad> findExposedLoad(const FunctionDecl *F,
-                                           unsigned Depth, Exposure Kind,
-                                           unsigned FreeHops,
                                            ASTContext &Context);
   /// A load that runs under a meta scope somewhere inside F (a loader's own
   /// implementation), e.g. from_pretrained<M> building M on meta when M's
@@ -103,6 +122,7 @@ private:
                                               unsigned Depth, unsigned FreeHops,
                                               ASTContext &Context);
   void checkLoaderBuildsOnMeta(const CallExpr *Call, ASTContext &Context);
+  void noteInnerLoad(const InnerLoad &Inner, SourceLocation Call);
   void report(const Expr *Call, llvm::StringRef What, const MetaContext *Ctx,
               const std::optional<InnerLoad> &Inner, ASTContext &Context);
 
@@ -119,16 +139,21 @@ private:
   NameList ScopeFunctions;
   NameList Setters;
 
+  class DefaultDeviceFacet;
+  class LoadsFacet;
+  std::unique_ptr<DefaultDeviceFacet> DeviceFacetImpl;
+  std::unique_ptr<LoadsFacet> LoadsFacetImpl;
+  ReturnedOptionsFacet OptionsFacetImpl;
+
   // Per translation unit.
+  std::shared_ptr<SummaryTable> Summaries;
   CfgCache Cfgs;
   FunctionIndex Functions;
   LiveGuardFinder LiveGuards{Guards, Functions.parents()};
   llvm::DenseSet<const FunctionDecl *> Analyzed;
   llvm::DenseSet<SourceLocation> Reported;
-  using ExposureKey = std::tuple<const FunctionDecl *, unsigned, unsigned>;
-  std::map<ExposureKey, std::optional<InnerLoad>> ExposureMemo;
-  llvm::DenseSet<const FunctionDecl *> InProgress;
-  std::map<ExposureKey, std::optional<InnerLoad>> WithinMemo;
+  using WithinKey = std::tuple<const FunctionDecl *, unsigned, unsigned>;
+  std::map<WithinKey, std::optional<InnerLoad>> WithinMemo;
   llvm::DenseSet<const FunctionDecl *> WithinInProgress;
 
   /// Whole-program mode: SummaryFile / ExportSummaries.

@@ -8,6 +8,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -118,7 +119,8 @@ const CallExpr *producingCall(const Expr *Init) {
   return nullptr;
 }
 
-/// How deep factories returning factories' results are followed.
+/// How many factories returning factories' results the notes name (the
+/// dispatch itself is followed at any depth).
 constexpr unsigned MaxFactoryDepth = 4;
 
 /// Whether a dispatch of Dispatched makes Target dispatched: Target is the
@@ -144,7 +146,166 @@ bool sameRoot(const ModuleRef &A, const ModuleRef &B) {
   return A.Root->getCanonicalDecl() == B.Root->getCanonicalDecl();
 }
 
+/// Methods of standard containers that put an element in.
+constexpr llvm::StringLiteral ContainerInserters[] = {
+    "push_back", "emplace_back", "push_front",       "emplace_front",
+    "insert",    "emplace",      "insert_or_assign", "try_emplace"};
+
+/// The name of the runtime's query that makes a move safe when it says no.
+constexpr llvm::StringLiteral NoOffloadQuery = "has_offloaded_parameters";
+
+/// How a called function is named in messages.
+std::string helperName(const FunctionDecl *FD) {
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    if (Method->getParent()->isLambda())
+      return "lambda";
+  return qualifiedNameOf(FD);
+}
+
+/// Whether Cond, evaluating to WhenTrue, implies that the model of Ref has
+/// no offloaded parameters: `!has_offloaded_parameters(m)` when true,
+/// `has_offloaded_parameters(m)` when false, through !, && and ||.
+bool impliesNoOffload(const Expr *Cond, const ModuleRef &Ref, bool WhenTrue) {
+  if (!Cond)
+    return false;
+  Cond = Cond->IgnoreParenImpCasts();
+  if (const auto *U = dyn_cast<UnaryOperator>(Cond))
+    return U->getOpcode() == UO_LNot &&
+           impliesNoOffload(U->getSubExpr(), Ref, !WhenTrue);
+  if (const auto *B = dyn_cast<BinaryOperator>(Cond)) {
+    if ((B->getOpcode() == BO_LAnd && WhenTrue) ||
+        (B->getOpcode() == BO_LOr && !WhenTrue))
+      return impliesNoOffload(B->getLHS(), Ref, WhenTrue) ||
+             impliesNoOffload(B->getRHS(), Ref, WhenTrue);
+    return false;
+  }
+  const auto *Call = dyn_cast<CallExpr>(Cond);
+  if (WhenTrue || !Call || Call->getNumArgs() != 1 ||
+      !isNamed(Call->getDirectCallee(), NoOffloadQuery))
+    return false;
+  // The query on the model, or on a module containing Ref.
+  std::optional<ModuleRef> Asked = moduleRefOf(Call->getArg(0));
+  return Asked &&
+         Asked->Root->getCanonicalDecl() == Ref.Root->getCanonicalDecl() &&
+         isPathPrefix(Asked->Path, Ref.Path);
+}
+
+/// Whether control never continues after S.
+bool alwaysExits(const Stmt *S) {
+  if (!S)
+    return false;
+  if (isa<ReturnStmt, BreakStmt, ContinueStmt, CXXThrowExpr>(S))
+    return true;
+  if (const auto *Block = dyn_cast<CompoundStmt>(S))
+    return !Block->body_empty() && alwaysExits(Block->body_back());
+  if (const auto *E = dyn_cast<Expr>(S))
+    if (const auto *Call = dyn_cast<CallExpr>(E->IgnoreParenImpCasts()))
+      if (const FunctionDecl *Callee = Call->getDirectCallee())
+        return Callee->isNoReturn();
+  return false;
+}
+
+/// The function `apply` runs: a lambda or function, also through the
+/// std::function it converts to.
+const FunctionDecl *appliedFunction(const Expr *Arg) {
+  for (unsigned Steps = 0; Arg && Steps < 4; ++Steps) {
+    if (const FunctionDecl *Fn = functionOfCallable(Arg))
+      return Fn;
+    const auto *Construct =
+        dyn_cast<CXXConstructExpr>(ignoreObjectPlumbing(Arg)->IgnoreImplicit());
+    if (!Construct || Construct->getNumArgs() != 1)
+      return nullptr;
+    Arg = Construct->getArg(0);
+  }
+  return nullptr;
+}
+
 } // namespace
+
+/// Model facts: what a function does to the models passed to it (moves,
+/// mutates parameters of, removes hooks of its argument N, at any depth),
+/// and whether it returns a dispatched model.
+class OffloadedParameterMoveCheck::ModelFacet : public SummaryFacet {
+public:
+  explicit ModelFacet(OffloadedParameterMoveCheck &Check) : Check(Check) {}
+
+  bool follows(const FunctionDecl *FD) const override {
+    // The offload API itself and library code are not the user's helpers.
+    return !FD->isDependentContext() &&
+           !FD->getASTContext().getSourceManager().isInSystemHeader(
+               FD->getLocation()) &&
+           !Check.Dispatchers.matches(FD) && !Check.Loaders.isLoader(FD) &&
+           !Check.HookRemovers.matches(FD) && !Check.NeedsHooks.matches(FD);
+  }
+
+  void summarise(const FunctionDecl *F, FunctionSummary &Out,
+                 SummaryTable &Table) override {
+    ASTContext &Context = Table.context();
+    Events Ev = Check.collectEvents(F, Context);
+    const CfgReachability *Cfg = Check.Cfgs.get(F, F->getBody(), Context);
+    // The index of the parameter an event is about, if it is one of F's.
+    auto ParamIndex = [&](const ModuleRef &Ref) -> std::optional<unsigned> {
+      const auto *Param = dyn_cast_or_null<ParmVarDecl>(Ref.Root);
+      if (!Param || Param->getDeclContext() != F)
+        return std::nullopt;
+      return Param->getFunctionScopeIndex();
+    };
+    auto Record = [&](const Stmt *S, const ModuleRef &Ref, llvm::StringRef What,
+                      const std::optional<ArgumentEffects> &Via,
+                      bool ArgumentEffects::*Flag) {
+      std::optional<unsigned> Index = ParamIndex(Ref);
+      if (!Index || (Cfg && !Cfg->contains(S)) ||
+          Check.guardedByNoOffload(S, Ref, F))
+        return;
+      ArgumentEffects &Effects = Out.Args[*Index];
+      if (!Effects.any()) {
+        // The first effect found names the place for notes: the innermost
+        // one, where the helper chain ends.
+        Effects.At = Via ? Via->At : Table.refOf(S->getBeginLoc());
+        Effects.What = Via ? Via->What : What.str();
+        Effects.In = Via ? Via->In : helperName(F);
+      }
+      Effects.*Flag = true;
+    };
+    for (const ModelEvent &Move : Ev.Moves)
+      Record(Move.S, Move.Ref, Move.Function, Move.Via,
+             &ArgumentEffects::Moves);
+    for (const Mutation &M : Ev.Mutations)
+      Record(M.S, M.Owner, M.Function, M.Via,
+             &ArgumentEffects::MutatesParameters);
+    for (const ModelEvent &Removal : Ev.Removals)
+      Record(Removal.S, Removal.Ref, Removal.Function, Removal.Via,
+             &ArgumentEffects::RemovesHooks);
+    if (returnsModel(F))
+      if (const Dispatch *D = Check.factoryDispatch(F, Context)) {
+        Out.ReturnsDispatchedModel = true;
+        Out.DispatchedAt = Table.refOf(D->S->getBeginLoc());
+      }
+  }
+
+  void reset(FunctionSummary &S) const override {
+    S.Args.clear();
+    S.ReturnsDispatchedModel = false;
+    S.DispatchedAt = {};
+  }
+
+  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
+    if (A.ReturnsDispatchedModel != B.ReturnsDispatchedModel ||
+        A.Args.size() != B.Args.size())
+      return false;
+    for (const auto &[Index, Effects] : A.Args) {
+      auto It = B.Args.find(Index);
+      if (It == B.Args.end() || It->second.Moves != Effects.Moves ||
+          It->second.MutatesParameters != Effects.MutatesParameters ||
+          It->second.RemovesHooks != Effects.RemovesHooks)
+        return false;
+    }
+    return true;
+  }
+
+private:
+  OffloadedParameterMoveCheck &Check;
+};
 
 OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
@@ -160,7 +321,25 @@ OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
           Options.get("ParameterMutators", DefaultParameterMutators).str()),
       Dispatchers(DispatchFunctionsOption), Loaders(LoaderFunctionsOption),
       HookRemovers(HookRemoversOption), NeedsHooks(NeedsHooksOption),
-      Mutators(ParameterMutatorsOption), Facts(Name, Options) {}
+      Mutators(ParameterMutatorsOption),
+      ModelFacetImpl(std::make_unique<ModelFacet>(*this)),
+      Facts(Name, Options) {}
+
+OffloadedParameterMoveCheck::~OffloadedParameterMoveCheck() = default;
+
+SummaryTable &OffloadedParameterMoveCheck::summaries(ASTContext &Context) {
+  if (!Summaries) {
+    Summaries = sharedSummaryTable(Context);
+    // Functions defined in other translation units: the SummaryFile's
+    // summaries (whole-program mode), when one was given.
+    if (Facts.readsSummaries())
+      Summaries->setExternalLookup(
+          [this](llvm::StringRef USR) { return Facts.findExternalSummary(USR); });
+  }
+  Summaries->setFacet(Facet::Model, ModelFacetImpl.get());
+  Summaries->setFacet(Facet::Options, &OptionsFacetImpl);
+  return *Summaries;
+}
 
 void OffloadedParameterMoveCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {
@@ -189,23 +368,36 @@ void OffloadedParameterMoveCheck::check(
   if (!Call)
     return;
   const FunctionDecl *Callee = Call->getDirectCallee();
-  if (!Callee ||
-      !(Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
-        (returnsModel(Callee) && factoryDispatch(Callee, *Result.Context))))
+  if (!Callee)
+    return;
+  bool MayDispatch =
+      Dispatchers.matches(Callee) || Loaders.isLoader(Callee) ||
+      (returnsModel(Callee) && factoryDispatch(Callee, *Result.Context));
+  if (!MayDispatch && !definitionWithBody(Callee) && returnsModel(Callee))
+    // A factory in another translation unit, known from its summary.
+    if (const FunctionSummary *S =
+            summaries(*Result.Context).lookup(Callee, Facet::Model))
+      MayDispatch = S->ReturnsDispatchedModel;
+  if (!MayDispatch)
     return;
   EnclosingFunction Fn = Functions.enclosing(Call, *Result.Context);
   analyzeFunction(Fn.Function, *Result.Context);
 }
 
 void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
-  // TODO(issue 10): export the TU's summary table instead.
-  Facts.exportSummaries(noSummariesYet());
+  Facts.exportTable(
+      [this](ASTContext &Context) -> SummaryTable & { return summaries(Context); },
+      {Facet::Model, Facet::Options});
   Cfgs.clear();
   Functions.clear();
   Analyzed.clear();
   Reported.clear();
   FactoryMemo.clear();
   FactoryInProgress.clear();
+  Summaries.reset();
+  OptionsFacetImpl.clear();
+  LambdasInProgress.clear();
+  EarlyExits.clear();
 }
 
 std::optional<ModuleRef>
@@ -295,8 +487,15 @@ OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
     // parameter in memory offloads nothing.
     const Expr *Map =
         findExplicitOptionMember(Call, {DeviceMapMember}, F, Context, Cfgs);
-    if (!Map || isInMemoryDeviceMap(explicitOptionValue(Map, F, Context, Cfgs)))
-      return std::nullopt;
+    if (Map) {
+      if (isInMemoryDeviceMap(explicitOptionValue(Map, F, Context, Cfgs)))
+        return std::nullopt;
+    } else {
+      // Options built by a helper: its summary says what map they carry.
+      DeviceMapKind Kind = deviceMapFromHelpers(Call, summaries(Context));
+      if (Kind == DeviceMapKind::None || Kind == DeviceMapKind::SingleDevice)
+        return std::nullopt;
+    }
     const FunctionDecl *Callee = calledFunction(Call);
     Dispatch D;
     D.S = Call;
@@ -304,16 +503,22 @@ OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
     D.Function = Callee ? qualifiedNameOf(Callee) : *LoaderName;
     return D;
   }
-  if (const Dispatch *Inner =
-          factoryDispatch(Call->getDirectCallee(), Context)) {
-    Dispatch D;
-    D.S = Call;
-    D.Source = DispatchSource::Factory;
-    D.Function = calleeName(Call->getDirectCallee());
-    D.Inner = Inner;
-    return D;
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  const Dispatch *Inner = factoryDispatch(Callee, Context);
+  if (!Inner && (!Callee || definitionWithBody(Callee)))
+    return std::nullopt;
+  if (!Inner) {
+    // No body here: a summary from another translation unit may know.
+    const FunctionSummary *S = summaries(Context).lookup(Callee, Facet::Model);
+    if (!S || !S->ReturnsDispatchedModel)
+      return std::nullopt;
   }
-  return std::nullopt;
+  Dispatch D;
+  D.S = Call;
+  D.Source = DispatchSource::Factory;
+  D.Function = calleeName(Callee);
+  D.Inner = Inner;
+  return D;
 }
 
 const OffloadedParameterMoveCheck::Dispatch *
@@ -330,9 +535,8 @@ OffloadedParameterMoveCheck::factoryDispatch(const FunctionDecl *FD,
       return nullptr;
     return &*Memo;
   }
-  if (FactoryInProgress.size() >= MaxFactoryDepth ||
-      !FactoryInProgress.insert(Def).second)
-    return nullptr; // Too deep, or recursive: not followed.
+  if (!FactoryInProgress.insert(Def).second)
+    return nullptr; // Recursive: the outer search decides.
 
   std::optional<Dispatch> Result;
   Events Ev = collectEvents(Def, Context);
@@ -372,7 +576,7 @@ void OffloadedParameterMoveCheck::addInitOrAssignment(
     return;
   }
   // Any other value is a model that was not dispatched here.
-  Out.Reassigns.push_back(ModelEvent{S, Target, {}});
+  Out.Reassigns.push_back(ModelEvent{S, Target, {}, {}});
 }
 
 void OffloadedParameterMoveCheck::addParameterAssignment(const Stmt *S,
@@ -390,7 +594,113 @@ void OffloadedParameterMoveCheck::addParameterAssignment(const Stmt *S,
     return;
   if (std::optional<ModuleRef> Owner = parameterOwner(Lhs))
     Out.Mutations.push_back(
-        Mutation{S, *Owner, MutationKind::Assign, Compound ? "+=" : "="});
+        Mutation{S, *Owner, MutationKind::Assign, Compound ? "+=" : "=", {}});
+}
+
+void OffloadedParameterMoveCheck::addEffects(const Stmt *Call,
+                                             const ModuleRef &Ref,
+                                             llvm::StringRef Callee,
+                                             const ArgumentEffects &Effects,
+                                             Events &Out) {
+  if (Effects.Moves)
+    Out.Moves.push_back(ModelEvent{Call, Ref, Callee.str(), Effects});
+  if (Effects.MutatesParameters)
+    Out.Mutations.push_back(
+        Mutation{Call, Ref, MutationKind::Call, Callee.str(), Effects});
+  if (Effects.RemovesHooks)
+    Out.Removals.push_back(ModelEvent{Call, Ref, Callee.str(), Effects});
+}
+
+void OffloadedParameterMoveCheck::addCallEffects(const CallExpr *Call,
+                                                 const FunctionDecl *Callee,
+                                                 unsigned FirstArg,
+                                                 ASTContext &Context,
+                                                 Events &Out) {
+  if (!Callee)
+    return;
+  SummaryTable &Table = summaries(Context);
+  const std::string Name = helperName(Callee);
+  // What it does to the models passed to it: any function the call may run
+  // (every visible override of a virtual one).
+  llvm::SmallVector<const FunctionDecl *, 2> Targets = Table.callTargets(Call);
+  if (Targets.empty())
+    Targets.push_back(Callee);
+  for (const FunctionDecl *Target : Targets)
+    if (const FunctionSummary *S = Table.lookup(Target, Facet::Model))
+      for (const auto &[Index, Effects] : S->Args) {
+        const unsigned ArgIndex = Index + FirstArg;
+        if (ArgIndex < Call->getNumArgs())
+          if (std::optional<ModuleRef> Ref =
+                  moduleRefOf(Call->getArg(ArgIndex)))
+            addEffects(Call, *Ref, helperName(Target), Effects, Out);
+      }
+  // What a lambda does to the models it captures (by reference or by copy:
+  // a copy of a holder is the same model).
+  const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
+  if (!Method || !Method->getParent()->isLambda())
+    return;
+  const FunctionDecl *Def = definitionWithBody(Method);
+  if (!Def || !LambdasInProgress.insert(Def).second)
+    return;
+  Events Inner = collectEvents(Def, Context);
+  const CfgReachability *Cfg = Cfgs.get(Def, Def->getBody(), Context);
+  auto Add = [&](const Stmt *S, const ModuleRef &Ref, llvm::StringRef What,
+                 const std::optional<ArgumentEffects> &Via,
+                 bool ArgumentEffects::*Flag) {
+    if (!isa<VarDecl>(Ref.Root) || Ref.Root->getDeclContext() == Def ||
+        (Cfg && !Cfg->contains(S)) || guardedByNoOffload(S, Ref, Def))
+      return; // Not a captured variable, or not done.
+    ArgumentEffects Effects;
+    Effects.At = Via ? Via->At : Table.refOf(S->getBeginLoc());
+    Effects.What = Via ? Via->What : What.str();
+    Effects.In = Via ? Via->In : Name;
+    Effects.*Flag = true;
+    addEffects(Call, Ref, Name, Effects, Out);
+  };
+  for (const ModelEvent &Move : Inner.Moves)
+    Add(Move.S, Move.Ref, Move.Function, Move.Via, &ArgumentEffects::Moves);
+  for (const Mutation &M : Inner.Mutations)
+    Add(M.S, M.Owner, M.Function, M.Via, &ArgumentEffects::MutatesParameters);
+  for (const ModelEvent &Removal : Inner.Removals)
+    Add(Removal.S, Removal.Ref, Removal.Function, Removal.Via,
+        &ArgumentEffects::RemovesHooks);
+  LambdasInProgress.erase(Def);
+}
+
+bool OffloadedParameterMoveCheck::guardedByNoOffload(const Stmt *S,
+                                                     const ModuleRef &Ref,
+                                                     const FunctionDecl *F) {
+  StmtParents &Parents = Functions.parents();
+  Parents.indexFunction(F);
+  const SourceManager &SM = F->getASTContext().getSourceManager();
+  const Stmt *Child = S;
+  for (unsigned Steps = 0; Child && Steps < 4096; ++Steps) {
+    const Stmt *Parent = Parents.parent(Child);
+    if (!Parent || isa<LambdaExpr>(Parent))
+      return false;
+    if (const auto *If = dyn_cast<IfStmt>(Parent)) {
+      if ((Child == If->getThen() &&
+           impliesNoOffload(If->getCond(), Ref, /*WhenTrue=*/true)) ||
+          (Child == If->getElse() &&
+           impliesNoOffload(If->getCond(), Ref, /*WhenTrue=*/false)))
+        return true;
+    } else if (const auto *Block = dyn_cast<CompoundStmt>(Parent)) {
+      // An earlier `if (has_offloaded_parameters(m)) return;` in the block.
+      auto [It, Inserted] = EarlyExits.try_emplace(Block);
+      if (Inserted)
+        for (const Stmt *Item : Block->body())
+          if (const auto *Exit = dyn_cast<IfStmt>(Item);
+              Exit && !Exit->getElse() && alwaysExits(Exit->getThen()))
+            It->second.push_back(Exit);
+      for (const IfStmt *Exit : It->second)
+        if (SM.isBeforeInTranslationUnit(Exit->getEndLoc(),
+                                         Child->getBeginLoc()) &&
+            impliesNoOffload(Exit->getCond(), Ref, /*WhenTrue=*/false))
+          return true;
+    }
+    Child = Parent;
+  }
+  return false;
 }
 
 OffloadedParameterMoveCheck::Events
@@ -436,9 +746,15 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       }
       // model(x) on a module holder runs its forward.
       if (Op->getOperator() == OO_Call && Op->getNumArgs() >= 1 &&
-          isModuleOrHolderType(Op->getArg(0)->getType()))
+          isModuleOrHolderType(Op->getArg(0)->getType())) {
         if (std::optional<ModuleRef> Ref = moduleRefOf(Op->getArg(0)))
-          Ev.Needs.push_back(ModelEvent{Op, *Ref, "forward"});
+          Ev.Needs.push_back(ModelEvent{Op, *Ref, "forward", {}});
+        return;
+      }
+      // A call of a lambda, another callable object of the user's, or a
+      // std::function set once: the object is the first argument.
+      if (Op->getOperator() == OO_Call)
+        addCallEffects(Op, calledFunction(Op), /*FirstArg=*/1, Context, Ev);
       return;
     }
     if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
@@ -450,36 +766,68 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       if (OnModule && isNamed(Method, "to")) {
         if (passesDevice(Call))
           if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-            Ev.Moves.push_back(ModelEvent{Call, *Ref, "to"});
+            Ev.Moves.push_back(ModelEvent{Call, *Ref, "to", {}});
         return;
       }
       if (OnModule && isNamed(Method, "forward")) {
         if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward"});
+          Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward", {}});
         return;
       }
       if (OnModule && isNamed(Method, "register_parameter")) {
         if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Mutations.push_back(Mutation{Call, *Ref, MutationKind::Register,
-                                          "register_parameter"});
+          Ev.Mutations.push_back(Mutation{
+              Call, *Ref, MutationKind::Register, "register_parameter", {}});
         return;
       }
       if (Mutators.matches(Method) &&
           (Call->getNumArgs() > 0 || isDiscarded(Call, Functions.parents()))) {
         if (std::optional<ModuleRef> Owner = parameterOwner(Object))
-          Ev.Mutations.push_back(Mutation{Call, *Owner, MutationKind::Call,
-                                          Method->getNameAsString()});
+          Ev.Mutations.push_back(Mutation{
+              Call, *Owner, MutationKind::Call, Method->getNameAsString(), {}});
+        return;
+      }
+      // models.push_back(from_pretrained<M>(dir, placed)): the container
+      // now holds a dispatched model.
+      if (Method->getIdentifier() &&
+          llvm::is_contained(ContainerInserters, Method->getName()) &&
+          isModelContainerType(Object->getType())) {
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+          for (const Expr *Arg : Call->arguments()) {
+            bool Fresh = false;
+            if (std::optional<Dispatch> D =
+                    dispatchedValue(Arg, F, Context, Fresh)) {
+              D->Ref = *Ref;
+              Ev.Dispatches.push_back(*D);
+              break;
+            }
+          }
+        return;
+      }
+      // model->apply(fn) calls fn on the model and each submodule: what fn
+      // does to its module argument is done to the model.
+      if (OnModule && isNamed(Method, "apply") && Call->getNumArgs() == 1) {
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+          if (const FunctionDecl *Fn = appliedFunction(Call->getArg(0)))
+            if (const FunctionSummary *S =
+                    summaries(Context).lookup(Fn, Facet::Model))
+              if (auto It = S->Args.find(0); It != S->Args.end())
+                addEffects(Call, *Ref, "apply", It->second, Ev);
         return;
       }
       // ptr.reset() ends the model the variable held.
-      if (isNamed(Method, "reset"))
+      if (isNamed(Method, "reset")) {
         if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
             Ref && Ref->isRoot())
-          Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}});
+          Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}, {}});
+        return;
+      }
+      addCallEffects(Call, Method, /*FirstArg=*/0, Context, Ev);
       return;
     }
     if (const auto *Call = dyn_cast<CallExpr>(S)) {
-      const FunctionDecl *Callee = Call->getDirectCallee();
+      // Also through a function pointer set once.
+      const FunctionDecl *Callee = calledFunction(Call);
       if (!Callee)
         return;
       if (Dispatchers.matches(Callee)) {
@@ -491,7 +839,8 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
         // dispatch_model(m, DeviceMap::on(cpu)), or any map without "disk",
         // brings everything back into memory: the model may move again.
         if (Call->getNumArgs() > 1 && isInMemoryDeviceMap(Call->getArg(1))) {
-          Ev.Undispatches.push_back(ModelEvent{Call, *Ref, calleeName(Callee)});
+          Ev.Undispatches.push_back(
+              ModelEvent{Call, *Ref, calleeName(Callee), {}});
           return;
         }
         Dispatch D;
@@ -504,16 +853,20 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       if (HookRemovers.matches(Callee)) {
         if (Call->getNumArgs() > 0)
           if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
-            Ev.Removals.push_back(ModelEvent{Call, *Ref, calleeName(Callee)});
+            Ev.Removals.push_back(
+                ModelEvent{Call, *Ref, calleeName(Callee), {}});
         return;
       }
       if (NeedsHooks.matches(Callee)) {
         for (const Expr *Arg : Call->arguments())
           if (std::optional<ModuleRef> Ref = moduleRefOf(Arg)) {
-            Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee)});
+            Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
             break;
           }
+        return;
       }
+      if (!Loaders.isLoader(Callee))
+        addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
     }
   });
   return Ev;
@@ -580,11 +933,26 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
 
   // 1. Moving a dispatched model, or a submodule of one.
   for (const ModelEvent &Move : Ev.Moves) {
+    if (guardedByNoOffload(Move.S, Move.Ref, F))
+      continue;
     const Dispatch *D =
         dispatchToReport(Move.S, Move.Ref,
                          /*AncestorsToo=*/true, Ev, *Cfg, Context);
     if (!D)
       continue;
+    if (Move.Via) {
+      diag(SM.getFileLoc(Move.S->getBeginLoc()),
+           "'%0' moves %1 (with '%2'), which leaves its offloaded "
+           "parameters behind their hooks as meta tensors whose weights can "
+           "no longer be found; change where it runs through the device map "
+           "instead: reload it with a new device_map, or call dispatch_model "
+           "with a new map")
+          << Move.Function << describe(Move.Ref) << Move.Via->What
+          << Move.S->getSourceRange();
+      noteVia(*Move.Via, 0, Context);
+      noteDispatch(*D, Context);
+      continue;
+    }
     diag(SM.getFileLoc(Move.S->getBeginLoc()),
          "moving %0 with 'to' leaves its offloaded "
          "parameters behind their hooks as meta tensors whose weights can "
@@ -597,11 +965,27 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
 
   // 2. Replacing or moving a parameter of a dispatched model by hand.
   for (const Mutation &M : Ev.Mutations) {
+    if (guardedByNoOffload(M.S, M.Owner, F))
+      continue;
     const Dispatch *D =
         dispatchToReport(M.S, M.Owner,
                          /*AncestorsToo=*/false, Ev, *Cfg, Context);
     if (!D)
       continue;
+    if (M.Via) {
+      diag(SM.getFileLoc(M.S->getBeginLoc()),
+           "'%0' changes a parameter of %1 in place (with '%2'), behind its "
+           "offloading hook: the hook loads the offloaded weights into the "
+           "tensor it registered, so the parameter is cut off from them or "
+           "the change is silently lost; to read or change a copy, use "
+           "load_offloaded_parameter, and to move parameters, reload the "
+           "model or call dispatch_model with a new device map")
+          << M.Function << describe(M.Owner) << M.Via->What
+          << M.S->getSourceRange();
+      noteVia(*M.Via, 1, Context);
+      noteDispatch(*D, Context);
+      continue;
+    }
     diag(SM.getFileLoc(M.S->getBeginLoc()),
          "%select{'%1' on|assigning to|re-registering}0 a parameter of %2 "
          "goes behind its offloading hook: the hook "
@@ -621,7 +1005,7 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
   std::vector<ModelEvent> Needs = Ev.Needs;
   for (const Dispatch &D : Ev.Dispatches)
     if (D.Source == DispatchSource::Call)
-      Needs.push_back(ModelEvent{D.S, D.Ref, D.Function});
+      Needs.push_back(ModelEvent{D.S, D.Ref, D.Function, {}});
   Needs.insert(Needs.end(), Ev.Undispatches.begin(), Ev.Undispatches.end());
   for (const ModelEvent &Need : Needs) {
     if (!Cfg->contains(Need.S))
@@ -659,10 +1043,24 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
       diag(SM.getFileLoc(Removal.S->getBeginLoc()),
            "'%0' removes the hooks of '%1' here", DiagnosticIDs::Note)
           << Removal.Function << Removal.Ref.displayName();
+      if (Removal.Via)
+        noteVia(*Removal.Via, 2, Context);
       noteDispatch(*D, Context);
       break;
     }
   }
+}
+
+void OffloadedParameterMoveCheck::noteVia(const ArgumentEffects &Via,
+                                          unsigned What, ASTContext &Context) {
+  SourceLocation Loc = summaries(Context).locationOf(Via.At);
+  if (Loc.isInvalid())
+    return; // In another translation unit: the warning names the callee.
+  diag(Loc,
+       "%select{it is moved|its parameter is changed|its hooks are "
+       "removed}0 here with '%1', in '%2'",
+       DiagnosticIDs::Note)
+      << What << Via.What << Via.In;
 }
 
 bool OffloadedParameterMoveCheck::report(const Stmt *At, ASTContext &Context) {

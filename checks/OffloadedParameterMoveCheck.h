@@ -11,9 +11,11 @@
 #define METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
 
 #include "utils/CfgReachability.h"
+#include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/ModuleExprs.h"
 #include "utils/NameList.h"
+#include "utils/ReturnedOptions.h"
 #include "utils/StmtParents.h"
 #include "utils/WholeProgram.h"
 
@@ -22,6 +24,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +39,7 @@ namespace clang::tidy::metaguard {
 class OffloadedParameterMoveCheck : public ClangTidyCheck {
 public:
   OffloadedParameterMoveCheck(llvm::StringRef Name, ClangTidyContext *Context);
+  ~OffloadedParameterMoveCheck() override;
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus;
   }
@@ -73,6 +77,9 @@ private:
     const Stmt *S = nullptr;
     ModuleRef Ref;
     std::string Function;
+    /// The event happens inside a function called at S (a helper the model
+    /// is passed to, a lambda that captures it): what the callee does there.
+    std::optional<ArgumentEffects> Via;
   };
   enum class MutationKind { Call, Assign, Register };
   struct Mutation {
@@ -81,6 +88,7 @@ private:
     ModuleRef Owner;
     MutationKind Kind = MutationKind::Call;
     std::string Function;
+    std::optional<ArgumentEffects> Via;
   };
   struct Events {
     std::vector<Dispatch> Dispatches;
@@ -109,6 +117,24 @@ private:
   const Dispatch *factoryDispatch(const FunctionDecl *FD, ASTContext &Context);
   void addParameterAssignment(const Stmt *S, const Expr *Lhs, bool Compound,
                               Events &Out) const;
+  /// Adds the effects a call has on the models passed to it (from the
+  /// callee's summary) or captured by the lambda it calls, as events at the
+  /// call. FirstArg: the index of the call's argument bound to the callee's
+  /// first parameter (1 for an operator call on an object).
+  void addCallEffects(const CallExpr *Call, const FunctionDecl *Callee,
+                      unsigned FirstArg, ASTContext &Context, Events &Out);
+  /// Whether S only runs when the model of Ref has no offloaded parameters:
+  /// inside `if (!has_offloaded_parameters(m))`, or after
+  /// `if (has_offloaded_parameters(m)) return;`.
+  bool guardedByNoOffload(const Stmt *S, const ModuleRef &Ref,
+                          const FunctionDecl *F);
+  /// Adds what Effects says a callee does to Ref as events at Call.
+  static void addEffects(const Stmt *Call, const ModuleRef &Ref,
+                         llvm::StringRef Callee, const ArgumentEffects &Effects,
+                         Events &Out);
+  /// A note at the place inside a callee where it does what Via says.
+  void noteVia(const ArgumentEffects &Via, unsigned What, ASTContext &Context);
+  SummaryTable &summaries(ASTContext &Context);
 
   /// The module that owns the parameter E denotes, if E is reached from a
   /// module through named_parameters(), parameters(), a tensor member, or a
@@ -152,12 +178,21 @@ private:
   NameList NeedsHooks;
   NameList Mutators;
 
+  class ModelFacet;
+  std::unique_ptr<ModelFacet> ModelFacetImpl;
+  ReturnedOptionsFacet OptionsFacetImpl;
+
   // Per translation unit.
+  std::shared_ptr<SummaryTable> Summaries;
   CfgCache Cfgs;
   FunctionIndex Functions;
   llvm::DenseSet<const FunctionDecl *> Analyzed;
   llvm::DenseSet<SourceLocation> Reported;
   std::map<const FunctionDecl *, std::optional<Dispatch>> FactoryMemo;
+  llvm::DenseSet<const FunctionDecl *> LambdasInProgress;
+  /// Per block: its early exits `if (has_offloaded_parameters(m)) return;`.
+  llvm::DenseMap<const CompoundStmt *, llvm::SmallVector<const IfStmt *, 1>>
+      EarlyExits;
   llvm::DenseSet<const FunctionDecl *> FactoryInProgress;
 
   /// Whole-program mode: SummaryFile / ExportSummaries.

@@ -73,6 +73,22 @@ std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
   std::optional<Position> TargetPos = position(Target);
   if (!TargetPos)
     return std::nullopt;
+  return search(*TargetPos, Gens, Kills, EntryIsGen);
+}
+
+std::optional<CfgReachability::Reach>
+CfgReachability::findReachingGenAtExit(llvm::ArrayRef<const Stmt *> Gens,
+                                       llvm::ArrayRef<const Stmt *> Kills,
+                                       bool EntryIsGen) const {
+  const CFGBlock &Exit = Graph->getExit();
+  return search(Position{Exit.getBlockID(), static_cast<unsigned>(Exit.size())},
+                Gens, Kills, EntryIsGen);
+}
+
+std::optional<CfgReachability::Reach>
+CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
+                        llvm::ArrayRef<const Stmt *> Kills,
+                        bool EntryIsGen) const {
 
   // Events per block: element index -> (is gen, statement).
   struct Event {
@@ -127,11 +143,11 @@ std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
 
   // The target's own block, before the target.
   const CFGBlock *TargetBlock =
-      TargetPos->Block < ById.size() ? ById[TargetPos->Block] : nullptr;
+      TargetPos.Block < ById.size() ? ById[TargetPos.Block] : nullptr;
   if (!TargetBlock)
     return std::nullopt;
   const Stmt *Found = nullptr;
-  int R = Scan(TargetPos->Block, TargetPos->Index, Found);
+  int R = Scan(TargetPos.Block, TargetPos.Index, Found);
   if (R == 1)
     return Reach{Found};
   if (R == 0)

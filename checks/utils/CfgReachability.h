@@ -56,6 +56,12 @@ public:
                                        llvm::ArrayRef<const Stmt *> Kills,
                                        bool EntryIsGen = false) const;
 
+  /// Like findReachingGen, with the function's exit as the target: how the
+  /// function can return (or end) with a gen that no kill followed.
+  std::optional<Reach> findReachingGenAtExit(llvm::ArrayRef<const Stmt *> Gens,
+                                             llvm::ArrayRef<const Stmt *> Kills,
+                                             bool EntryIsGen = false) const;
+
   /// Convenience: whether Target is reachable from the function's entry
   /// without passing a statement of Kills.
   bool reachableFromEntry(const Stmt *Target,
@@ -76,6 +82,10 @@ private:
   CfgReachability(std::unique_ptr<CFG> Graph, const Stmt *Body,
                   ASTContext &Context);
   std::optional<Position> position(const Stmt *S) const;
+  std::optional<Reach> search(Position Target,
+                              llvm::ArrayRef<const Stmt *> Gens,
+                              llvm::ArrayRef<const Stmt *> Kills,
+                              bool EntryIsGen) const;
 
   std::unique_ptr<CFG> Graph;
   const Stmt *Body;

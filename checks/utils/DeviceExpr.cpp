@@ -2,11 +2,16 @@
 
 #include "DeviceExpr.h"
 #include "ExprPlumbing.h"
+#include "FunctionBodies.h"
+#include "LocalVariables.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
 
 namespace clang::tidy::metaguard {
 
@@ -23,6 +28,51 @@ DeviceKind classifyEnumerator(const EnumConstantDecl *ECD) {
   return ECD->getName() == "Meta" ? DeviceKind::Meta : DeviceKind::NonMeta;
 }
 
+/// The kind of a local variable that is not const: the kind every value it
+/// is given has (its initialiser and each plain assignment), provided
+/// nothing else may change it. Default-constructed (an empty std::string)
+/// it counts only its assignments.
+DeviceKind classifyLocalVariable(const VarDecl *VD, unsigned Hops) {
+  const auto *F = dyn_cast_or_null<FunctionDecl>(VD->getDeclContext());
+  if (!F || !F->getBody() || VD->getType()->isReferenceType())
+    return DeviceKind::Unknown;
+  std::optional<DeviceKind> Kind;
+  auto Add = [&](DeviceKind K) {
+    if (Kind && *Kind != K)
+      K = DeviceKind::Unknown;
+    Kind = K;
+    return K != DeviceKind::Unknown;
+  };
+  if (const Expr *Init = VD->getInit()) {
+    const auto *Construct = dyn_cast<CXXConstructExpr>(Init->IgnoreImplicit());
+    if (!(Construct && Construct->getNumArgs() == 0) &&
+        !Add(classify(Init, Hops + 1)))
+      return DeviceKind::Unknown;
+  }
+  // Every assignment gives the same kind, and nothing else may change it.
+  if (!forEachAssignment(VD, [&](const Expr *Assigned) {
+        return Add(classify(Assigned, Hops + 1));
+      }))
+    return DeviceKind::Unknown;
+  return Kind ? *Kind : DeviceKind::Unknown;
+}
+
+/// The kind every return statement of a helper gives, when they agree.
+DeviceKind classifyReturned(const FunctionDecl *Callee, unsigned Hops) {
+  const FunctionDecl *Def = definitionWithBody(Callee);
+  if (!Def || Hops >= MaxVariableHops)
+    return DeviceKind::Unknown;
+  std::optional<DeviceKind> Kind;
+  forEachEvaluatedStmt(Def, [&](const Stmt *S) {
+    const auto *Ret = dyn_cast<ReturnStmt>(S);
+    if (!Ret)
+      return;
+    DeviceKind K = classify(Ret->getRetValue(), Hops + 1);
+    Kind = Kind && *Kind != K ? DeviceKind::Unknown : K;
+  });
+  return Kind ? *Kind : DeviceKind::Unknown;
+}
+
 DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
   if (Hops >= MaxVariableHops)
     return DeviceKind::Unknown;
@@ -30,8 +80,11 @@ DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
   bool IsConst =
       VD->isConstexpr() || T.isConstQualified() ||
       (T->isReferenceType() && T->getPointeeType().isConstQualified());
-  if (!IsConst || isa<ParmVarDecl>(VD))
+  if (isa<ParmVarDecl>(VD))
     return DeviceKind::Unknown;
+  if (!IsConst)
+    return VD->hasLocalStorage() ? classifyLocalVariable(VD, Hops)
+                                 : DeviceKind::Unknown;
   const VarDecl *Def = VD->getDefinition();
   const Expr *Init = Def ? Def->getInit() : VD->getAnyInitializer();
   if (!Init)
@@ -92,6 +145,17 @@ DeviceKind classify(const Expr *E, unsigned Hops) {
     DeviceKind True = classify(Cond->getTrueExpr(), Hops);
     DeviceKind False = classify(Cond->getFalseExpr(), Hops);
     return True == False ? True : DeviceKind::Unknown;
+  }
+  // A helper of the user's that returns a constant device: every return
+  // statement gives the same kind.
+  if (const auto *Call = dyn_cast<CallExpr>(E);
+      Call && !isa<CXXOperatorCallExpr>(E)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Callee);
+    if (Callee && (!Method || Method->isStatic()) &&
+        !Callee->getASTContext().getSourceManager().isInSystemHeader(
+            Callee->getLocation()))
+      return classifyReturned(Callee, Hops);
   }
   return DeviceKind::Unknown;
 }

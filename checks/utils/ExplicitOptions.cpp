@@ -104,7 +104,7 @@ bool isWritten(const MemberExpr *ME, const StmtParents &Parents) {
   return false;
 }
 
-const Expr *memberOfLocal(const VarDecl *Var, const Expr *Call,
+const Expr *memberOfLocal(const VarDecl *Var, const Stmt *Call,
                           llvm::ArrayRef<llvm::StringRef> Members,
                           const FunctionDecl *Fn, ASTContext &Context,
                           CfgCache &Cfgs) {
@@ -155,26 +155,29 @@ const Expr *findExplicitOptionMember(const Expr *Call,
     Args.append(CE->arg_begin(), CE->arg_end());
   else if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
     Args.append(Construct->arg_begin(), Construct->arg_end());
-  for (const Expr *Arg : Args) {
-    if (!Arg || isa<CXXDefaultArgExpr>(Arg))
-      continue;
-    const Expr *E = stripOptions(Arg);
-    if (const auto *List = dyn_cast_or_null<InitListExpr>(E)) {
-      if (const Expr *Found = memberInList(List, Members))
-        return Found;
-      continue;
-    }
-    const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E);
-    if (!Ref)
-      continue;
-    const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
-    if (!Var || isa<ParmVarDecl>(Var) || !Var->hasLocalStorage() || !Fn)
-      continue;
+  for (const Expr *Arg : Args)
     if (const Expr *Found =
-            memberOfLocal(Var, Call, Members, Fn, Context, Cfgs))
+            findExplicitOptionMemberOf(Arg, Call, Members, Fn, Context, Cfgs))
       return Found;
-  }
   return nullptr;
+}
+
+const Expr *findExplicitOptionMemberOf(const Expr *Options, const Stmt *At,
+                                       llvm::ArrayRef<llvm::StringRef> Members,
+                                       const FunctionDecl *Fn,
+                                       ASTContext &Context, CfgCache &Cfgs) {
+  if (!Options || isa<CXXDefaultArgExpr>(Options))
+    return nullptr;
+  const Expr *E = stripOptions(Options);
+  if (const auto *List = dyn_cast_or_null<InitListExpr>(E))
+    return memberInList(List, Members);
+  const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E);
+  if (!Ref)
+    return nullptr;
+  const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+  if (!Var || isa<ParmVarDecl>(Var) || !Var->hasLocalStorage() || !Fn)
+    return nullptr;
+  return memberOfLocal(Var, At, Members, Fn, Context, Cfgs);
 }
 
 const Expr *explicitOptionValue(const Expr *Found, const FunctionDecl *Fn,

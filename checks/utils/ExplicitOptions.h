@@ -36,6 +36,14 @@ const Expr *findExplicitOptionMember(const Expr *Call,
                                      const FunctionDecl *Fn,
                                      ASTContext &Context, CfgCache &Cfgs);
 
+/// The same for one options expression used at statement At (an argument,
+/// a returned value): a braced initialiser, or a local options variable
+/// whose writes reach At.
+const Expr *findExplicitOptionMemberOf(const Expr *Options, const Stmt *At,
+                                       llvm::ArrayRef<llvm::StringRef> Members,
+                                       const FunctionDecl *Fn,
+                                       ASTContext &Context, CfgCache &Cfgs);
+
 /// The value a member found by findExplicitOptionMember is given: the
 /// initialiser itself, or the right-hand side of `opts.member = value;`.
 /// nullptr when it is modified some other way (`opts.device_map.set(...)`).

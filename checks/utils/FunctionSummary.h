@@ -15,10 +15,13 @@
 //     "default_device": "unchanged" | "meta" | "restored" | "unknown",
 //     "default_device_at": {"file": "/abs/a.cpp", "line": 12, "column": 3},
 //     "loads_weights": true, "loads_at": {...}, "loader": "from_pretrained",
+//     "loads_in": "app::load_encoder", "loads_depth": 0,
+//     "loads_only_after_setting_device": false,
 //     "opens_meta_scope": false, "opens_meta_scope_at": {...},
 //     "returns_dispatched_model": false, "dispatched_at": {...},
 //     "args": [ {"index": 0, "moves": true, "mutates_parameters": false,
-//                "removes_hooks": false, "at": {...}} ],
+//                "removes_hooks": false, "at": {...},
+//                "what": "to", "in": "app::to_gpu"} ],
 //     "returned_device_map": "none" | "single-device" | "offloading" |
 //                            "unknown" }
 // Absent keys take the defaults below, so older files stay readable.
@@ -40,15 +43,26 @@ struct SourceRef {
   unsigned Line = 0;
   unsigned Column = 0;
   bool valid() const { return !File.empty() && Line != 0; }
+  bool operator==(const SourceRef &O) const {
+    return Line == O.Line && Column == O.Column && File == O.File;
+  }
+  bool operator!=(const SourceRef &O) const { return !(*this == O); }
 };
 
 /// The process-wide default device when the function returns, relative to
 /// when it was called.
 enum class DeviceAtReturn {
   Unchanged, ///< The function does not set the default device.
-  Meta,      ///< On every path it returns with the default device meta.
-  Restored,  ///< It ends a meta default device (sets a non-meta device).
-  Unknown,   ///< Sets it to something not known, or only on some paths.
+  /// On some path it returns with the default device meta, set by itself
+  /// (or a callee) and not reset after: a may-fact, like the check's
+  /// flow-sensitive analysis inside one function.
+  Meta,
+  /// On every path it sets a known non-meta device (or resets it) after any
+  /// meta setting: it ends a meta default device.
+  Restored,
+  /// Sets it to something not known, or resets it only on some paths.
+  /// Callers treat this as ending the meta state (no guesses, no noise).
+  Unknown,
 };
 
 /// The device map carried by a LoadOptions the function returns.
@@ -67,6 +81,10 @@ struct ArgumentEffects {
   bool MutatesParameters = false; ///< Writes into its parameters in place.
   bool RemovesHooks = false;      ///< remove_hook_from_module and kin.
   SourceRef At;
+  /// What is done at At ("to", "set_data", "remove_hook_from_module"), and
+  /// the function At is in (qualified name), for notes.
+  std::string What;
+  std::string In;
   bool any() const { return Moves || MutatesParameters || RemovesHooks; }
 };
 
@@ -80,6 +98,15 @@ struct FunctionSummary {
   bool LoadsWeights = false; ///< Transitively, at any depth.
   SourceRef LoadsAt;         ///< The loader call (possibly in a callee).
   std::string Loader;        ///< The loader's name, e.g. "from_pretrained".
+  std::string LoadsIn;       ///< The function the loader call is in.
+  /// Calls of user code between this function and the loader call (0: it
+  /// calls the loader itself); calls through the standard library, LibTorch
+  /// and module holders do not count. Compared with the CallDepth option.
+  unsigned LoadsDepth = 0;
+  /// Every load runs after the function set the default device itself, so
+  /// a meta default device of the caller does not reach them (a meta scope
+  /// of the caller still does: a scope wins over the default device).
+  bool LoadsOnlyAfterSettingDevice = false;
 
   /// A constructor that opens a meta scope held by the object (RAII class).
   bool OpensMetaScope = false;

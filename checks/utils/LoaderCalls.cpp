@@ -1,6 +1,8 @@
 //===--- LoaderCalls.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "LoaderCalls.h"
+#include "FunctionBodies.h"
+#include "LocalVariables.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -56,9 +58,68 @@ bool hasLoadsWeightsAnnotation(const FunctionDecl *FD) {
   return false;
 }
 
+namespace {
+
+bool isStdFunction(QualType T) {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T.getNonReferenceType()->getAsCXXRecordDecl());
+  if (!Spec || !Spec->getSpecializedTemplate()->getIdentifier() ||
+      Spec->getSpecializedTemplate()->getName() != "function")
+    return false;
+  const DeclContext *DC = Spec->getSpecializedTemplate()->getDeclContext();
+  while (DC && DC->isInlineNamespace())
+    DC = DC->getParent();
+  return DC && DC->isStdNamespace();
+}
+
+/// The function a callable value denotes: a function, its address, a
+/// lambda, or the std::function built from one of these.
+const FunctionDecl *targetOfValue(const Expr *E) {
+  for (unsigned Steps = 0; E && Steps < 4; ++Steps) {
+    if (const FunctionDecl *Fn = functionOfCallable(E))
+      return Fn;
+    const auto *Construct =
+        dyn_cast<CXXConstructExpr>(E->IgnoreImplicit()->IgnoreParenImpCasts());
+    if (!Construct || Construct->getNumArgs() != 1)
+      return nullptr;
+    E = Construct->getArg(0);
+  }
+  return nullptr;
+}
+
+/// The one function a callee expression can call: a function pointer or
+/// std::function variable set once (its initialiser) and never changed.
+const FunctionDecl *singleTarget(const Expr *Callee) {
+  if (!Callee)
+    return nullptr;
+  Callee = Callee->IgnoreParenImpCasts();
+  if (const auto *Deref = dyn_cast<UnaryOperator>(Callee);
+      Deref && Deref->getOpcode() == UO_Deref)
+    Callee = Deref->getSubExpr()->IgnoreParenImpCasts();
+  const auto *Ref = dyn_cast<DeclRefExpr>(Callee);
+  const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!Var || isa<ParmVarDecl>(Var) || !keepsItsInitialiser(Var))
+    return nullptr;
+  const Expr *Init = Var->getAnyInitializer();
+  return Init ? targetOfValue(Init) : nullptr;
+}
+
+} // namespace
+
 const FunctionDecl *calledFunction(const Stmt *S) {
-  if (const auto *Call = dyn_cast_or_null<CallExpr>(S))
-    return Call->getDirectCallee();
+  if (const auto *Call = dyn_cast_or_null<CallExpr>(S)) {
+    const FunctionDecl *Direct = Call->getDirectCallee();
+    // f(args) on a std::function set once: the function it holds.
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
+        Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0 &&
+        isStdFunction(Op->getArg(0)->getType()))
+      if (const FunctionDecl *Target = singleTarget(Op->getArg(0)))
+        return Target;
+    if (Direct)
+      return Direct;
+    // fp(args) through a function pointer set once.
+    return singleTarget(Call->getCallee());
+  }
   if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(S))
     return Construct->getConstructor();
   if (const auto *Inherited = dyn_cast_or_null<CXXInheritedCtorInitExpr>(S))

@@ -32,8 +32,10 @@ bool hasLoadsWeightsAnnotation(const FunctionDecl *FD);
 
 /// The function that a call-like statement calls: the direct callee of a
 /// CallExpr (including member and operator calls), or the constructor of a
-/// CXXConstructExpr / CXXInheritedCtorInitExpr. nullptr otherwise (calls
-/// through pointers, unresolved calls in templates).
+/// CXXConstructExpr / CXXInheritedCtorInitExpr; for a call through a
+/// function pointer or a std::function variable that is set once (const, or
+/// a local never assigned again), the function it holds. nullptr otherwise
+/// (other indirect calls, unresolved calls in templates).
 const FunctionDecl *calledFunction(const Stmt *S);
 
 /// The name of an unresolved (dependent) call's callee in a template, e.g.

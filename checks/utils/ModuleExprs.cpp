@@ -7,6 +7,7 @@
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace clang::tidy::metaguard {
 
@@ -18,6 +19,24 @@ constexpr unsigned MaxAliasHops = 8;
 
 bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
   return D && D->getIdentifier() && D->getName() == Name;
+}
+
+/// Methods of standard containers that give access to an element.
+constexpr llvm::StringLiteral ContainerAccessors[] = {
+    "at", "front", "back", "begin", "cbegin", "rbegin", "find", "data"};
+
+/// Whether T is a model or a smart pointer to one.
+bool isModelValueType(QualType T) {
+  if (isModuleOrHolderType(T))
+    return true;
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  return Spec &&
+         (isNamed(Spec->getSpecializedTemplate(), "shared_ptr") ||
+          isNamed(Spec->getSpecializedTemplate(), "unique_ptr")) &&
+         Spec->getTemplateArgs().size() > 0 &&
+         Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type &&
+         isModuleOrHolderType(Spec->getTemplateArgs()[0].getAsType());
 }
 
 /// A local variable that merely names another object.
@@ -52,7 +71,8 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       // list[i] on a ModuleList / Sequential: an element stands for the
       // list (elements are not told apart).
       if (Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
-          isModuleOrHolderType(Op->getArg(0)->getType())) {
+          (isModuleOrHolderType(Op->getArg(0)->getType()) ||
+           isModelContainerType(Op->getArg(0)->getType()))) {
         E = Op->getArg(0);
         continue;
       }
@@ -69,6 +89,15 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       // list->at<T>(i), list[i]->as<T>(): the same (element of the) module.
       if (Method && (isNamed(Method, "at") || isNamed(Method, "as")) &&
           isModuleOrHolderType(
+              QualType(Method->getParent()->getTypeForDecl(), 0))) {
+        E = Call->getImplicitObjectArgument();
+        continue;
+      }
+      // models.at(i), models.front(), the iterators of a range-for over a
+      // standard container of models: an element stands for the container.
+      if (Method && Method->getIdentifier() &&
+          llvm::is_contained(ContainerAccessors, Method->getName()) &&
+          isModelContainerType(
               QualType(Method->getParent()->getTypeForDecl(), 0))) {
         E = Call->getImplicitObjectArgument();
         continue;
@@ -152,6 +181,27 @@ bool isModuleOrHolderType(QualType T) {
            return Spec &&
                   isNamed(Spec->getSpecializedTemplate(), "ModuleHolder");
          });
+}
+
+bool isModelContainerType(QualType T) {
+  if (T.isNull())
+    return false;
+  T = T.getNonReferenceType();
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  if (!Spec || isModelValueType(T))
+    return false;
+  const DeclContext *DC = Spec->getSpecializedTemplate()->getDeclContext();
+  while (DC && DC->isInlineNamespace())
+    DC = DC->getParent();
+  if (!DC || !DC->isStdNamespace())
+    return false;
+  // The element (or mapped) type: any type argument that is a model.
+  for (const TemplateArgument &Arg : Spec->getTemplateArgs().asArray())
+    if (Arg.getKind() == TemplateArgument::Type &&
+        isModelValueType(Arg.getAsType()))
+      return true;
+  return false;
 }
 
 bool isTensorType(QualType T) {

@@ -23,7 +23,8 @@
 namespace clang::tidy::metaguard {
 
 /// An object reached from a variable through submodule members:
-/// `m->encoder->layer` is {m, [encoder, layer]}.
+/// `m->encoder->layer` is {m, [encoder, layer]}. Elements of module lists
+/// and of standard containers of models stand for the list or container.
 struct ModuleRef {
   /// A variable (local or parameter), or a data member of `*this` used
   /// inside a method (the model a class keeps).
@@ -68,6 +69,12 @@ bool isModuleClass(const CXXRecordDecl *RD);
 /// derived from torch::nn::Module, or a module holder (TORCH_MODULE, a class
 /// derived from torch::nn::ModuleHolder<...>).
 bool isModuleOrHolderType(QualType T);
+
+/// Whether T (references and cv-qualifiers ignored) is a standard container
+/// (std::vector, std::map, std::array, ...) of models or of smart pointers
+/// to models. Its elements are not told apart: an element stands for the
+/// container, as an element of a module list stands for the list.
+bool isModelContainerType(QualType T);
 
 /// Whether T (references and cv-qualifiers ignored) is a tensor: a class
 /// named Tensor (at::Tensor / torch::Tensor) or derived from one

@@ -2,8 +2,10 @@
 
 #include "ScopeGuards.h"
 #include "ExprPlumbing.h"
+#include "FunctionBodies.h"
 #include "RecordBases.h"
 
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
 
@@ -54,14 +56,61 @@ void guardsDeclaredBy(const Stmt *S, const ScopeGuardClassifier &Guards,
   for (const Decl *D : DS->decls())
     if (const auto *VD = dyn_cast<VarDecl>(D))
       if (std::optional<DeviceKind> Kind = Guards.classify(VD))
-        Last = LiveGuard{VD, *Kind};
+        Last = LiveGuard{VD, *Kind, Guards.isGuardHolder(VD), DS};
 }
 
-void guardFromVar(const VarDecl *VD, const ScopeGuardClassifier &Guards,
+void guardFromVar(const VarDecl *VD, const Stmt *DeclaredBy,
+                  const ScopeGuardClassifier &Guards,
                   std::optional<LiveGuard> &Last) {
   if (VD)
     if (std::optional<DeviceKind> Kind = Guards.classify(VD))
-      Last = LiveGuard{VD, *Kind};
+      Last = LiveGuard{VD, *Kind, Guards.isGuardHolder(VD), DeclaredBy};
+}
+
+bool isStdTemplate(const ClassTemplateSpecializationDecl *Spec,
+                   llvm::StringRef Name) {
+  const ClassTemplateDecl *T = Spec->getSpecializedTemplate();
+  if (!T->getIdentifier() || T->getName() != Name)
+    return false;
+  const DeclContext *DC = T->getDeclContext();
+  while (DC && DC->isInlineNamespace())
+    DC = DC->getParent();
+  return DC && DC->isStdNamespace();
+}
+
+/// Whether E (an argument) is std::nullopt or nullptr: it leaves a holder
+/// empty.
+bool isEmptyValue(const Expr *E) {
+  if (!E)
+    return true;
+  QualType T = E->IgnoreParenImpCasts()->getType();
+  if (T->isNullPtrType())
+    return true;
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  return RD && RD->getIdentifier() && RD->getName() == "nullopt_t";
+}
+
+/// Whether the holder's initialiser engages it.
+bool engagedByInit(const VarDecl *VD) {
+  const Expr *Init = VD->getInit();
+  if (!Init)
+    return false;
+  ExprPlumbing UpToConstruction;
+  UpToConstruction.Copies = ExprPlumbing::CopyMoves::Keep;
+  const Expr *E = ignoreExprPlumbing(Init, UpToConstruction);
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E)) {
+    if (Construct->getNumArgs() == 0 ||
+        isa<CXXDefaultArgExpr>(Construct->getArg(0)))
+      return false;
+    return !isEmptyValue(Construct->getArg(0));
+  }
+  return !isEmptyValue(E); // std::make_unique<G>(), a guard value.
+}
+
+bool refersTo(const Expr *E, const VarDecl *VD) {
+  const auto *Ref =
+      dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  return Ref && Ref->getDecl() == VD;
 }
 
 } // namespace
@@ -81,11 +130,16 @@ ScopeGuardClassifier::classify(const VarDecl *VD) const {
       Init = Full->getSubExpr();
     if (!Init || !isa<MaterializeTemporaryExpr>(Init->IgnoreParens()))
       return std::nullopt;
+  } else if (const CXXRecordDecl *Held = heldGuardClass(T)) {
+    // The device of a DeviceScope emplaced later is not followed.
+    std::optional<DeviceKind> Kind = classifyRecord(Held);
+    if (Kind && *Kind != DeviceKind::Meta)
+      return DeviceKind::Unknown;
+    return Kind;
   }
-  if (recordMatches(RD, MetaTypes))
-    return DeviceKind::Meta;
-  if (!recordMatches(RD, DeviceTypes))
-    return std::nullopt;
+  if (std::optional<DeviceKind> Kind = classifyRecord(RD);
+      !Kind || *Kind == DeviceKind::Meta)
+    return Kind;
   // A class derived from a DeviceScopeTypes class picks its own device.
   if (!DeviceTypes.matches(RD))
     return DeviceKind::Unknown;
@@ -95,8 +149,111 @@ ScopeGuardClassifier::classify(const VarDecl *VD) const {
   return classifyDeviceExpr(Construct->getArg(0));
 }
 
+std::optional<DeviceKind>
+ScopeGuardClassifier::classifyRecord(const CXXRecordDecl *RD) const {
+  if (recordMatches(RD, MetaTypes) || isMetaRaiiClass(RD))
+    return DeviceKind::Meta;
+  if (recordMatches(RD, DeviceTypes))
+    return DeviceKind::Unknown;
+  return std::nullopt;
+}
+
+const CXXRecordDecl *ScopeGuardClassifier::heldGuardClass(QualType T) const {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  if (!Spec ||
+      !(isStdTemplate(Spec, "optional") || isStdTemplate(Spec, "unique_ptr")))
+    return nullptr;
+  const TemplateArgumentList &Args = Spec->getTemplateArgs();
+  if (Args.size() == 0 || Args[0].getKind() != TemplateArgument::Type)
+    return nullptr;
+  const CXXRecordDecl *Held = Args[0].getAsType()->getAsCXXRecordDecl();
+  return Held && classifyRecord(Held) ? Held : nullptr;
+}
+
+bool ScopeGuardClassifier::isGuardHolder(const VarDecl *VD) const {
+  return VD && !VD->getType()->isReferenceType() &&
+         heldGuardClass(VD->getType());
+}
+
 bool ScopeGuardClassifier::isGuardClass(const CXXRecordDecl *RD) const {
   return recordMatches(RD, MetaTypes) || recordMatches(RD, DeviceTypes);
+}
+
+bool ScopeGuardClassifier::isMetaRaiiClass(const CXXRecordDecl *RD) const {
+  if (!RD || !RD->hasDefinition())
+    return false;
+  RD = RD->getDefinition();
+  auto [It, Inserted] = RaiiClasses.try_emplace(RD, false);
+  if (!Inserted)
+    return It->second; // Known, or being decided (a cycle holds no guard).
+  if (isGuardClass(RD))
+    return false; // The guard classes themselves are classified by name.
+  bool Holds = false;
+  for (const FieldDecl *Field : RD->fields()) {
+    QualType T = Field->getType();
+    if (T->isReferenceType() || T->isPointerType())
+      continue; // Refers to a guard someone else holds.
+    const CXXRecordDecl *FieldClass = T->getAsCXXRecordDecl();
+    if (FieldClass &&
+        (recordMatches(FieldClass, MetaTypes) || isMetaRaiiClass(FieldClass))) {
+      Holds = true;
+      break;
+    }
+  }
+  if (!Holds)
+    for (const CXXBaseSpecifier &Base : RD->bases())
+      if (isMetaRaiiClass(Base.getType()->getAsCXXRecordDecl())) {
+        Holds = true;
+        break;
+      }
+  RaiiClasses[RD] = Holds;
+  return Holds;
+}
+
+bool ScopeGuardClassifier::isMetaGuardParameter(const ParmVarDecl *P) const {
+  QualType T = P->getType();
+  if (!T->isReferenceType() && !T->isPointerType())
+    return false; // A by-value guard would be a scope of its own: not copyable.
+  const CXXRecordDecl *RD = T->getPointeeType()->getAsCXXRecordDecl();
+  if (!RD)
+    return false;
+  std::optional<DeviceKind> Kind = classifyRecord(RD);
+  return Kind && *Kind == DeviceKind::Meta;
+}
+
+bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
+                          const FunctionDecl *F, const CfgReachability &Cfg) {
+  llvm::SmallVector<const Stmt *, 4> Engage, Disengage;
+  if (engagedByInit(G.Var))
+    Engage.push_back(G.Var->getInit());
+  forEachEvaluatedStmt(F, [&](const Stmt *X) {
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(X)) {
+      const CXXMethodDecl *Method = Call->getMethodDecl();
+      if (!Method || !Method->getIdentifier() ||
+          !refersTo(Call->getImplicitObjectArgument(), G.Var))
+        return;
+      llvm::StringRef Name = Method->getName();
+      if (Name == "emplace")
+        Engage.push_back(Call);
+      else if (Name == "reset")
+        (Call->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Call->getArg(0)) &&
+                 !isEmptyValue(Call->getArg(0))
+             ? Engage
+             : Disengage)
+            .push_back(Call);
+      return;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(X))
+      if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+          refersTo(Op->getArg(0), G.Var))
+        (isEmptyValue(Op->getArg(1)) ? Disengage : Engage).push_back(Op);
+  });
+  if (Engage.empty())
+    return false;
+  std::optional<CfgReachability::Reach> Reach =
+      Cfg.findReachingGen(S, Engage, Disengage);
+  return Reach && Reach->Gen;
 }
 
 const LiveGuardFinder::BlockGuards &
@@ -136,13 +293,15 @@ std::optional<LiveGuard> LiveGuardFinder::innermost(const Stmt *S,
       if (Child != If->getInit()) {
         guardsDeclaredBy(If->getInit(), Guards, Found);
         if (Child != If->getConditionVariableDeclStmt())
-          guardFromVar(If->getConditionVariable(), Guards, Found);
+          guardFromVar(If->getConditionVariable(),
+                       If->getConditionVariableDeclStmt(), Guards, Found);
       }
     } else if (const auto *Switch = dyn_cast<SwitchStmt>(Parent)) {
       if (Child != Switch->getInit()) {
         guardsDeclaredBy(Switch->getInit(), Guards, Found);
         if (Child != Switch->getConditionVariableDeclStmt())
-          guardFromVar(Switch->getConditionVariable(), Guards, Found);
+          guardFromVar(Switch->getConditionVariable(),
+                       Switch->getConditionVariableDeclStmt(), Guards, Found);
       }
     } else if (const auto *For = dyn_cast<ForStmt>(Parent)) {
       if (Child != For->getInit())
@@ -152,7 +311,8 @@ std::optional<LiveGuard> LiveGuardFinder::innermost(const Stmt *S,
         guardsDeclaredBy(Range->getInit(), Guards, Found);
     } else if (const auto *While = dyn_cast<WhileStmt>(Parent)) {
       if (Child == While->getBody())
-        guardFromVar(While->getConditionVariable(), Guards, Found);
+        guardFromVar(While->getConditionVariable(),
+                     While->getConditionVariableDeclStmt(), Guards, Found);
     }
     if (Found)
       return Found;

@@ -8,6 +8,7 @@
 #ifndef METAGUARD_CHECKS_UTILS_SCOPEGUARDS_H
 #define METAGUARD_CHECKS_UTILS_SCOPEGUARDS_H
 
+#include "CfgReachability.h"
 #include "DeviceExpr.h"
 #include "NameList.h"
 #include "StmtParents.h"
@@ -47,23 +48,64 @@ public:
   ///   constructed from (Unknown when that is not visible).
   std::optional<DeviceKind> classify(const VarDecl *VD) const;
 
+  /// Also guards (issue 10):
+  /// - a variable of an RAII class of the user's whose object holds a meta
+  ///   guard (a data member of a MetaScopeTypes class or of another such
+  ///   class, or such a base): Meta;
+  /// - a std::optional or std::unique_ptr of a guard class (a holder): the
+  ///   guard lives only while the holder is engaged, see
+  ///   guardHolderEngagedAt().
+  ///
   /// Whether RD is, or derives from, a MetaScopeTypes or DeviceScopeTypes
   /// class (its methods implement the scope and are not analysed).
   bool isGuardClass(const CXXRecordDecl *RD) const;
+
+  /// Whether objects of RD (not a guard class itself) hold a meta guard for
+  /// their lifetime: their constructor opens a meta scope and their
+  /// destructor closes it. Memoised per translation unit.
+  bool isMetaRaiiClass(const CXXRecordDecl *RD) const;
+
+  /// Whether VD (classified as a guard) holds it in a std::optional or
+  /// std::unique_ptr.
+  bool isGuardHolder(const VarDecl *VD) const;
+
+  /// Whether a parameter is a meta guard passed in (by reference or
+  /// pointer): the function runs inside the caller's scope.
+  bool isMetaGuardParameter(const ParmVarDecl *P) const;
+
+  /// Forgets the memoised classes (at the end of a translation unit).
+  void clearCache() const { RaiiClasses.clear(); }
 
   const NameList &metaTypes() const { return MetaTypes; }
   const NameList &deviceTypes() const { return DeviceTypes; }
 
 private:
+  /// The guard class a holder type (std::optional<G>, std::unique_ptr<G>)
+  /// holds, or nullptr.
+  const CXXRecordDecl *heldGuardClass(QualType T) const;
+  std::optional<DeviceKind> classifyRecord(const CXXRecordDecl *RD) const;
+
   NameList MetaTypes;
   NameList DeviceTypes;
+  mutable llvm::DenseMap<const CXXRecordDecl *, bool> RaiiClasses;
 };
 
 /// A guard variable alive at a statement.
 struct LiveGuard {
   const VarDecl *Var = nullptr;
   DeviceKind Kind = DeviceKind::Unknown;
+  /// Held in a std::optional / std::unique_ptr: live only where engaged.
+  bool Holder = false;
+  /// The statement that declares Var (nullptr for parameters).
+  const Stmt *DeclaredBy = nullptr;
 };
+
+/// Whether the guard holder G is engaged at S on some path: its initialiser
+/// engages it (std::in_place, a guard, std::make_unique, new) or an
+/// emplace / assignment / reset(p) does, with no reset() / = std::nullopt /
+/// = nullptr after it. F is the function and Cfg its CFG.
+bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
+                          const FunctionDecl *F, const CfgReachability &Cfg);
 
 /// Finds the innermost guard alive at a statement: a guard variable declared
 /// before it in a block that encloses it (or in the init-statement or

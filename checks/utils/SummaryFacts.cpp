@@ -66,9 +66,9 @@ void report(const std::string &Message) {
   llvm::errs() << "metaguard: " << Message << "\n";
 }
 
-std::shared_ptr<const SummaryTable> load(llvm::StringRef Path, const Stamp &S,
+std::shared_ptr<const ExternalFacts> load(llvm::StringRef Path, const Stamp &S,
                                          bool IsFolder) {
-  auto Table = std::make_shared<SummaryTable>();
+  auto Table = std::make_shared<ExternalFacts>();
   if (S.Missing) {
     report(("SummaryFile " + Path +
             ": no such file or folder; calls into other translation units "
@@ -108,12 +108,12 @@ std::shared_ptr<const SummaryTable> load(llvm::StringRef Path, const Stamp &S,
 
 struct CacheEntry {
   Stamp Version;
-  std::shared_ptr<const SummaryTable> Table;
+  std::shared_ptr<const ExternalFacts> Table;
 };
 
 } // namespace
 
-std::shared_ptr<const SummaryTable> loadSummaryTable(llvm::StringRef Path) {
+std::shared_ptr<const ExternalFacts> loadExternalFacts(llvm::StringRef Path) {
   // One lock for the whole load: clangd's workers parsing together wait for
   // the first to read the file instead of reading (and reporting) it twice.
   static std::mutex Lock;
@@ -125,7 +125,7 @@ std::shared_ptr<const SummaryTable> loadSummaryTable(llvm::StringRef Path) {
   if (It != Cache.end() && It->second.Version == Now)
     return It->second.Table;
   CacheEntry Entry{Now, load(Path, Now, IsFolder)};
-  std::shared_ptr<const SummaryTable> Table = Entry.Table;
+  std::shared_ptr<const ExternalFacts> Table = Entry.Table;
   Cache[Path.str()] = std::move(Entry);
   return Table;
 }

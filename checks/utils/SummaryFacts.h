@@ -27,7 +27,7 @@
 namespace clang::tidy::metaguard {
 
 /// The merged summaries of one SummaryFile, by USR. Immutable once loaded.
-struct SummaryTable {
+struct ExternalFacts {
   std::map<std::string, FunctionSummary, std::less<>> Functions;
   const FunctionSummary *find(llvm::StringRef USR) const {
     auto It = Functions.find(USR);
@@ -39,7 +39,7 @@ struct SummaryTable {
 /// changed size or modification time. Never null; empty when Path cannot be
 /// read. Problems are written to stderr once per version of Path, each line
 /// starting "metaguard: ". Safe to call from several threads.
-std::shared_ptr<const SummaryTable> loadSummaryTable(llvm::StringRef Path);
+std::shared_ptr<const ExternalFacts> loadExternalFacts(llvm::StringRef Path);
 
 /// The external summaries one translation unit sees.
 class ExternalSummaries {
@@ -52,10 +52,10 @@ public:
   /// The pointer stays valid until reset().
   const FunctionSummary *findExternalSummary(llvm::StringRef USR);
 
-  /// Loads the file now, if there is one (see loadSummaryTable).
+  /// Loads the file now, if there is one (see loadExternalFacts).
   void load() {
     if (!Path.empty() && !Table)
-      Table = loadSummaryTable(Path);
+      Table = loadExternalFacts(Path);
   }
 
   /// At the end of a translation unit: the next one re-checks the file.
@@ -72,7 +72,7 @@ public:
 
 private:
   std::string Path;
-  std::shared_ptr<const SummaryTable> Table;
+  std::shared_ptr<const ExternalFacts> Table;
 };
 
 } // namespace clang::tidy::metaguard

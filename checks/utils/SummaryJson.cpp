@@ -83,6 +83,12 @@ OrderedJson summaryObject(const FunctionSummary &S) {
     J["loads_at"] = refToJson(S.LoadsAt);
   if (!S.Loader.empty())
     J["loader"] = S.Loader;
+  if (!S.LoadsIn.empty())
+    J["loads_in"] = S.LoadsIn;
+  if (S.LoadsDepth)
+    J["loads_depth"] = S.LoadsDepth;
+  if (S.LoadsOnlyAfterSettingDevice)
+    J["loads_only_after_setting_device"] = true;
   J["opens_meta_scope"] = S.OpensMetaScope;
   if (S.OpensMetaScopeAt.valid())
     J["opens_meta_scope_at"] = refToJson(S.OpensMetaScopeAt);
@@ -98,6 +104,10 @@ OrderedJson summaryObject(const FunctionSummary &S) {
     A["removes_hooks"] = Effects.RemovesHooks;
     if (Effects.At.valid())
       A["at"] = refToJson(Effects.At);
+    if (!Effects.What.empty())
+      A["what"] = Effects.What;
+    if (!Effects.In.empty())
+      A["in"] = Effects.In;
     Args.push_back(std::move(A));
   }
   J["args"] = std::move(Args);
@@ -225,6 +235,8 @@ public:
       Inner.boolean("mutates_parameters", Effects.MutatesParameters);
       Inner.boolean("removes_hooks", Effects.RemovesHooks);
       Inner.ref("at", Effects.At);
+      Inner.string("what", Effects.What);
+      Inner.string("in", Effects.In);
       if (!Inner.ok())
         return fail(Key, Inner.Error);
       if (Effects.any())
@@ -379,6 +391,9 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
     R.boolean("loads_weights", S.LoadsWeights);
     R.ref("loads_at", S.LoadsAt);
     R.string("loader", S.Loader);
+    R.string("loads_in", S.LoadsIn);
+    R.unsignedNumber("loads_depth", S.LoadsDepth);
+    R.boolean("loads_only_after_setting_device", S.LoadsOnlyAfterSettingDevice);
     R.boolean("opens_meta_scope", S.OpensMetaScope);
     R.ref("opens_meta_scope_at", S.OpensMetaScopeAt);
     R.boolean("returns_dispatched_model", S.ReturnsDispatchedModel);

@@ -180,6 +180,7 @@ void WholeProgramFacts::registerMatchers(MatchFinder *Finder) {
 void WholeProgramFacts::run(const MatchFinder::MatchResult &Result) {
   if (Result.Nodes.getNodeAs<TranslationUnitDecl>("tu")) {
     SM = Result.SourceManager;
+    Context = Result.Context;
     if (OptionalFileEntryRef Main =
             SM->getFileEntryRefForID(SM->getMainFileID()))
       MainFile = absolute(*SM, Main->getName());
@@ -198,8 +199,8 @@ void WholeProgramFacts::run(const MatchFinder::MatchResult &Result) {
         FD->isDependentContext() || FD->isTemplateInstantiation())
       return;
     std::string USR = usrOf(FD);
-    if (!USR.empty())
-      Defines.insert(std::move(USR));
+    if (!USR.empty() && Defines.insert(std::move(USR)).second)
+      Definitions.push_back(FD);
     return;
   }
   if (const auto *FD = Result.Nodes.getNodeAs<FunctionDecl>("callee")) {
@@ -252,9 +253,38 @@ void WholeProgramFacts::exportSummaries(
   SM = nullptr;
   MainFile.clear();
   Defines.clear();
+  Definitions.clear();
+  Context = nullptr;
   Uses.clear();
   Seen.clear();
   External.reset();
+}
+
+void WholeProgramFacts::exportTable(
+    const std::function<SummaryTable &(ASTContext &)> &Table,
+    llvm::ArrayRef<Facet> Facets) {
+  std::vector<FunctionSummary> Summaries;
+  if (exporting() && Context) {
+    SummaryTable &T = Table(*Context);
+    llvm::DenseSet<const FunctionDecl *> Exported;
+    for (const FunctionDecl *FD : Definitions) {
+      const FunctionDecl *Def = FD->getDefinition() ? FD->getDefinition() : FD;
+      Exported.insert(Def);
+      for (Facet K : Facets)
+        T.lookup(Def, K);
+    }
+    T.forEachComputed([&](const FunctionDecl *FD, const FunctionSummary &S) {
+      if (Exported.contains(FD) && !S.empty())
+        Summaries.push_back(S);
+    });
+  }
+  // A TU that calls a function the SummaryFile summarises computes its
+  // summaries with that summary folded in: the driver then knows that a
+  // change there can change them.
+  bool Folds = false;
+  for (const std::string &USR : Uses)
+    Folds = Folds || External.findExternalSummary(USR) != nullptr;
+  exportSummaries(Summaries, Folds);
 }
 
 } // namespace clang::tidy::metaguard

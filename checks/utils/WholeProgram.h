@@ -29,6 +29,7 @@
 #ifndef METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
 #define METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
 
+#include "utils/FunctionSummaries.h"
 #include "utils/FunctionSummary.h"
 #include "utils/SummaryFacts.h"
 
@@ -37,7 +38,9 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <functional>
 #include <set>
+#include <vector>
 #include <string>
 
 namespace clang::tidy::metaguard {
@@ -73,7 +76,16 @@ public:
   void exportSummaries(llvm::ArrayRef<FunctionSummary> Summaries,
                        bool FoldsExternalSummaries = false);
 
+  /// In the check's onEndOfTranslationUnit, instead of exportSummaries:
+  /// computes Facets of Table for every function this TU defines that
+  /// another TU can call, and exports those summaries (with Table's
+  /// external lookup folded in when a SummaryFile was read). Forgets the TU
+  /// either way.
+  void exportTable(const std::function<SummaryTable &(ASTContext &)> &Table,
+                   llvm::ArrayRef<Facet> Facets);
+
   bool exporting() const { return !ExportPath.empty(); }
+  bool readsSummaries() const { return !External.path().empty(); }
 
   void run(const ast_matchers::MatchFinder::MatchResult &Result) override;
 
@@ -88,15 +100,11 @@ private:
   const SourceManager *SM = nullptr;
   std::string MainFile;
   std::set<std::string> Defines;
+  std::vector<const FunctionDecl *> Definitions; ///< Those of Defines.
+  ASTContext *Context = nullptr;
   std::set<std::string> Uses;
   llvm::DenseSet<const FunctionDecl *> Seen;
 };
-
-/// TEMPORARY, until issue 10's per-TU summary table is wired in: the
-/// summaries a check exports. Nothing yet; the facts files still carry what
-/// the TU defines, calls and reads, which the driver's caching and
-/// re-checking rely on.
-inline llvm::ArrayRef<FunctionSummary> noSummariesYet() { return {}; }
 
 } // namespace clang::tidy::metaguard
 

@@ -122,10 +122,22 @@ void constDeviceVariables(const fs::path &p) {
   }
 }
 
-void nonConstDeviceVariable(const fs::path &p) {
-  torch::Device device = torch::kMeta; // May change: no guess.
-  metaguard::DeviceScope scope(device);
-  metaguard::from_pretrained<Encoder>(p);
+void nonConstDeviceVariable(const fs::path &p, torch::Device other) {
+  {
+    torch::Device device = torch::kMeta; // Never changed: meta.
+    metaguard::DeviceScope scope(device);
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights
+    // CHECK-NOTES: :[[@LINE-3]]:28: note: meta-device scope 'scope'
+    // CHECK-NOTES: :[[@LINE-3]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  {
+    torch::Device device = torch::kMeta;
+    if (flag())
+      device = other; // May change: no guess.
+    metaguard::DeviceScope scope(device);
+    metaguard::from_pretrained<Encoder>(p);
+  }
 }
 
 void lifetimeExtendedGuard(const fs::path &p) {
@@ -518,13 +530,16 @@ Encoder level2(const fs::path &p) { return level3(p); }
 Encoder level1(const fs::path &p) { return level2(p); }
 Encoder level0(const fs::path &p) { return level1(p); }
 
-void callDepthDefaultIsThree(const fs::path &p) {
+void loadsFollowedAtAnyDepth(const fs::path &p) {
   auto guard = metaguard::init_empty_weights();
   level1(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'level1' loads pretrained weights (through 'metaguard::from_pretrained')
   // CHECK-NOTES: :[[@LINE-3]]:8: note: meta-device scope 'guard'
   // CHECK-NOTES: :[[@LINE-10]]:44: note: 'metaguard::from_pretrained' loads the weights here, in 'level3'
-  level0(p); // Four calls deep: beyond CallDepth.
+  level0(p); // Four calls deep: found through the summaries.
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'level0' loads pretrained weights (through 'metaguard::from_pretrained')
+  // CHECK-NOTES: :[[@LINE-7]]:8: note: meta-device scope 'guard'
+  // CHECK-NOTES: :[[@LINE-14]]:44: note: 'metaguard::from_pretrained' loads the weights here, in 'level3'
 }
 
 Encoder loadsUnderItsOwnCpuScope(const fs::path &p) {
@@ -561,11 +576,12 @@ Encoder resetsDefaultFirst(const fs::path &p) {
 
 void defaultDeviceThroughCalls(const fs::path &p) {
   metaguard::set_default_device("meta");
-  resetsDefaultFirst(p);
   loadEncoder(p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'loadEncoder' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
-  // CHECK-NOTES: :[[@LINE-4]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :[[@LINE-194]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-196]]:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  resetsDefaultFirst(p); // Leaves the default device "cpu": the state ends.
+  loadEncoder(p);
 }
 
 // ---- Templates and macros ---------------------------------------------------

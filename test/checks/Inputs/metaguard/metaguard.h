@@ -107,6 +107,7 @@ torch::Tensor load_offloaded_parameter(const torch::nn::Module &model,
                                        const std::string &name);
 void remove_hook_from_module(torch::nn::Module &module, bool recurse = false);
 void verify_dispatch(const torch::nn::Module &model);
+bool has_offloaded_parameters(const torch::nn::Module &model);
 
 struct SaveOptions {
   long long max_shard_size = 5000000000;

@@ -1,6 +1,7 @@
 // Mock LibTorch for the check tests: just the names the checks look at.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -110,6 +111,8 @@ public:
   Tensor &register_parameter(std::string name, Tensor tensor,
                              bool requires_grad = true);
   template <class T> T *as() { return dynamic_cast<T *>(this); }
+  using ModuleApplyFunction = std::function<void(Module &)>;
+  void apply(const ModuleApplyFunction &function);
 };
 
 template <class Contained> class ModuleHolder {

@@ -1,0 +1,164 @@
+//===--- FunctionSummaries.h - metaguard-tidy ------------------*- C++ -*-===//
+//
+// Computes FunctionSummary facts bottom-up over the translation unit's call
+// graph, on demand: asking for one function's summary summarises what it
+// calls first, one strongly connected component at a time (Tarjan), and
+// iterates inside a component until its facts stop changing, so recursion
+// converges instead of being cut at a depth.
+//
+// The facts themselves are computed by facets that the checks register (each
+// check knows its own options: which calls load, set the default device,
+// dispatch...). Facets fill disjoint fields of the same FunctionSummary, and
+// one table is shared by both checks in a translation unit, so the call
+// graph, USRs and results are computed once.
+//
+// Functions without a body in this translation unit can be given summaries
+// from elsewhere (a facts file, issue 11) by USR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
+#define METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
+
+#include "FunctionSummary.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace clang::tidy::metaguard {
+
+class SummaryTable;
+
+/// Which facts a facet computes. Facets may read other facets' facts of
+/// callees, but no cycle between facets: Loads reads DefaultDevice.
+enum class Facet : unsigned {
+  DefaultDevice, ///< DefaultDevice, DefaultDeviceAt, OpensMetaScope(At).
+  Loads,         ///< LoadsWeights, LoadsAt, Loader, LoadsIn, ...
+  Model,         ///< ReturnsDispatchedModel, Args.
+  Options,       ///< ReturnedDeviceMap.
+};
+inline constexpr unsigned NumFacets = 4;
+
+/// The transfer function of one facet: the facts of a function from its own
+/// code and the current facts of its callees.
+class SummaryFacet {
+public:
+  virtual ~SummaryFacet() = default;
+  /// Whether a call to FD (which has a body) is followed into FD.
+  virtual bool follows(const FunctionDecl *FD) const = 0;
+  /// Sets this facet's fields of Out (which hold the facet's defaults) from
+  /// F's body; callee facts come from Table.lookup().
+  virtual void summarise(const FunctionDecl *F, FunctionSummary &Out,
+                         SummaryTable &Table) = 0;
+  /// Resets this facet's fields to their defaults.
+  virtual void reset(FunctionSummary &S) const = 0;
+  /// Whether A and B hold the same facts of this facet (fixpoint test).
+  virtual bool same(const FunctionSummary &A,
+                    const FunctionSummary &B) const = 0;
+};
+
+class SummaryTable {
+public:
+  explicit SummaryTable(ASTContext &Context) : Context(Context) {}
+
+  /// Registers the facet K (the first registration wins; facets are owned by
+  /// the checks, which outlive the table).
+  void setFacet(Facet K, SummaryFacet *F);
+  bool hasFacet(Facet K) const { return Facets[unsigned(K)] != nullptr; }
+
+  /// The summary of FD with facet K computed, or nullptr when there is none:
+  /// FD has no body here and no external summary, facet K is not registered,
+  /// or K does not follow FD. A function whose summary is being computed
+  /// (recursion) gives its current approximation.
+  const FunctionSummary *lookup(const FunctionDecl *FD, Facet K);
+
+  /// A summary from outside this translation unit, used for functions that
+  /// have no body here (matched by USR). A later one for the same USR
+  /// replaces an earlier one.
+  void addExternal(FunctionSummary S);
+  /// A fallback asked for USRs that addExternal did not provide.
+  void setExternalLookup(
+      std::function<const FunctionSummary *(llvm::StringRef USR)> Fn) {
+    ExternalLookup = std::move(Fn);
+  }
+
+  /// Calls Fn for every function of this translation unit whose summary was
+  /// computed (for some facet) and says something, with its USR and name
+  /// filled in (for export). Only the facets that were asked for are
+  /// computed: an exporter asks lookup() for each facet of the functions it
+  /// wants first.
+  void forEachComputed(
+      llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)>
+          Fn);
+
+  /// The functions a call may run: its callee (calledFunction), and for a
+  /// virtual call (not qualified, not of a final method or class) every
+  /// override of the callee declared outside system headers in this
+  /// translation unit. Empty when the callee is not known.
+  llvm::SmallVector<const FunctionDecl *, 2> callTargets(const Expr *Call);
+
+  /// The USR of D ("" when Clang cannot make one).
+  static std::string usrOf(const Decl *D);
+  /// Where L is, as a file path, line and column (of its file location).
+  SourceRef refOf(SourceLocation L) const;
+  /// The location of R in this translation unit, or an invalid location when
+  /// its file is not part of it.
+  SourceLocation locationOf(const SourceRef &R) const;
+
+  ASTContext &context() const { return Context; }
+
+private:
+  struct Entry {
+    FunctionSummary Summary;
+    std::vector<const FunctionDecl *> Callees;
+    bool CalleesKnown = false;
+    unsigned Done = 0;       ///< Bit per facet: final.
+    unsigned InProgress = 0; ///< Bit per facet: on a Tarjan stack.
+  };
+  struct TarjanState {
+    Facet K = Facet::DefaultDevice;
+    llvm::DenseMap<const FunctionDecl *, std::pair<unsigned, unsigned>>
+        IndexLow;
+    std::vector<const FunctionDecl *> Stack;
+    unsigned Counter = 0;
+  };
+
+  Entry &entry(const FunctionDecl *Def);
+  const std::vector<const FunctionDecl *> &callees(const FunctionDecl *Def);
+  void visit(const FunctionDecl *Def, TarjanState &State, unsigned Depth);
+  void solve(llvm::ArrayRef<const FunctionDecl *> Component, Facet K);
+  const FunctionSummary *external(const FunctionDecl *FD);
+
+  void indexOverrides();
+
+  ASTContext &Context;
+  SummaryFacet *Facets[NumFacets] = {};
+  bool OverridesIndexed = false;
+  /// Method -> the methods that override it directly.
+  llvm::DenseMap<const CXXMethodDecl *,
+                 llvm::SmallVector<const CXXMethodDecl *, 2>>
+      Overrides;
+  llvm::DenseMap<const FunctionDecl *, std::unique_ptr<Entry>> Entries;
+  llvm::StringMap<FunctionSummary> Externals;
+  std::function<const FunctionSummary *(llvm::StringRef)> ExternalLookup;
+};
+
+/// The table of Context's translation unit, shared by every check that asks
+/// for it while it is alive: the first caller creates it, and it is freed
+/// when the last holder lets it go (each check drops it at the end of the
+/// translation unit).
+std::shared_ptr<SummaryTable> sharedSummaryTable(ASTContext &Context);
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
