@@ -65,7 +65,9 @@ std::optional<std::string> config_of_interrupted_save(const std::filesystem::pat
   const auto committed = committed_text(dir);
   if (!committed || config_json == committed)
     return std::nullopt;
-  if (!config_json || dead_save_left(dir, *committed))
+  // A config.json removed or edited by hand is the user's: only the
+  // temporary of a save that died before renaming it says otherwise.
+  if (dead_save_left(dir, *committed))
     return committed;
   return std::nullopt;
 }

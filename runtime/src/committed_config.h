@@ -16,10 +16,10 @@ inline constexpr const char *kCommittedConfigKey = "metaguard.config";
 
 // The committed config text when config.json is not the one saved with the
 // folder's weights because a save died between its commit and config.json's
-// rename: config.json is missing, or differs while the dead save's
-// temporary of config.json holds the committed text. Nothing otherwise — in
-// particular when config.json was edited by hand after the save, or when
-// the checkpoint comes from elsewhere (no committed config).
+// rename: config.json is missing or differs, and the dead save's temporary
+// of config.json holds the committed text. Nothing otherwise — in
+// particular when config.json was edited or removed by hand after the save,
+// or when the checkpoint comes from elsewhere (no committed config).
 std::optional<std::string> config_of_interrupted_save(const std::filesystem::path &dir,
                                                       const std::optional<std::string> &config_json);
 

@@ -248,8 +248,11 @@ TEST_P(CommittedConfigTest, AConfigEditedByHandAfterTheSaveIsRead) {
   EXPECT_EQ(metaguard::load_config(dir.path())["saved"], "edited");
 }
 
-TEST_P(CommittedConfigTest, AMissingConfigIsTheCommittedOne) {
+TEST_P(CommittedConfigTest, AMissingConfigIsAnErrorUnlessASaveDiedBeforeRenamingIt) {
+  const std::string committed = metaguard_test::read_bytes(dir / "config.json");
   std::filesystem::remove(dir / "config.json");
+  EXPECT_THROW(metaguard::load_config(dir.path()), metaguard::FormatError) << "removed by hand";
+  metaguard_test::write_bytes(dir / ".config.json.tmp-999999-1", committed);
   EXPECT_EQ(metaguard::load_config(dir.path())["saved"], "by save_pretrained");
 }
 
