@@ -519,7 +519,9 @@ void FromPretrainedInMetaScopeCheck::check(
 
 void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   Facts.exportTable(
-      [this](ASTContext &Context) -> SummaryTable & { return summaries(Context); },
+      [this](ASTContext &Context) -> SummaryTable & {
+        return summaries(Context);
+      },
       {Facet::DefaultDevice, Facet::Loads, Facet::Options});
   Cfgs.clear();
   LiveGuards.clear();
@@ -588,18 +590,10 @@ bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
 }
 
 SummaryTable &FromPretrainedInMetaScopeCheck::summaries(ASTContext &Context) {
-  if (!Summaries) {
-    Summaries = sharedSummaryTable(Context);
-    // Functions defined in other translation units: the SummaryFile's
-    // summaries (whole-program mode), when one was given.
-    if (Facts.readsSummaries())
-      Summaries->setExternalLookup(
-          [this](llvm::StringRef USR) { return Facts.findExternalSummary(USR); });
-  }
-  Summaries->setFacet(Facet::DefaultDevice, DeviceFacetImpl.get());
-  Summaries->setFacet(Facet::Loads, LoadsFacetImpl.get());
-  Summaries->setFacet(Facet::Options, &OptionsFacetImpl);
-  return *Summaries;
+  return Facts.table(Summaries, Context,
+                     {{Facet::DefaultDevice, DeviceFacetImpl.get()},
+                      {Facet::Loads, LoadsFacetImpl.get()},
+                      {Facet::Options, &OptionsFacetImpl}});
 }
 
 bool FromPretrainedInMetaScopeCheck::hasDeviceMap(const Expr *Call,

@@ -328,17 +328,9 @@ OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
 OffloadedParameterMoveCheck::~OffloadedParameterMoveCheck() = default;
 
 SummaryTable &OffloadedParameterMoveCheck::summaries(ASTContext &Context) {
-  if (!Summaries) {
-    Summaries = sharedSummaryTable(Context);
-    // Functions defined in other translation units: the SummaryFile's
-    // summaries (whole-program mode), when one was given.
-    if (Facts.readsSummaries())
-      Summaries->setExternalLookup(
-          [this](llvm::StringRef USR) { return Facts.findExternalSummary(USR); });
-  }
-  Summaries->setFacet(Facet::Model, ModelFacetImpl.get());
-  Summaries->setFacet(Facet::Options, &OptionsFacetImpl);
-  return *Summaries;
+  return Facts.table(Summaries, Context,
+                     {{Facet::Model, ModelFacetImpl.get()},
+                      {Facet::Options, &OptionsFacetImpl}});
 }
 
 void OffloadedParameterMoveCheck::storeOptions(
@@ -386,7 +378,9 @@ void OffloadedParameterMoveCheck::check(
 
 void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
   Facts.exportTable(
-      [this](ASTContext &Context) -> SummaryTable & { return summaries(Context); },
+      [this](ASTContext &Context) -> SummaryTable & {
+        return summaries(Context);
+      },
       {Facet::Model, Facet::Options});
   Cfgs.clear();
   Functions.clear();

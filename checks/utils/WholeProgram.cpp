@@ -287,4 +287,18 @@ void WholeProgramFacts::exportTable(
   exportSummaries(Summaries, Folds);
 }
 
+SummaryTable &WholeProgramFacts::table(
+    std::shared_ptr<SummaryTable> &Held, ASTContext &Context,
+    std::initializer_list<std::pair<Facet, SummaryFacet *>> Facets) {
+  if (!Held) {
+    Held = sharedSummaryTable(Context);
+    if (readsSummaries())
+      Held->setExternalLookup(
+          [this](llvm::StringRef USR) { return findExternalSummary(USR); });
+  }
+  for (const auto &[K, F] : Facets)
+    Held->setFacet(K, F);
+  return *Held;
+}
+
 } // namespace clang::tidy::metaguard

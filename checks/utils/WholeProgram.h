@@ -39,9 +39,11 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <functional>
+#include <initializer_list>
+#include <memory>
 #include <set>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace clang::tidy::metaguard {
 
@@ -83,6 +85,13 @@ public:
   /// either way.
   void exportTable(const std::function<SummaryTable &(ASTContext &)> &Table,
                    llvm::ArrayRef<Facet> Facets);
+
+  /// The TU's shared summary table, held in Held (created on first use),
+  /// with this check's facets registered and, when a SummaryFile was read,
+  /// its summaries as the fallback for functions defined elsewhere.
+  SummaryTable &
+  table(std::shared_ptr<SummaryTable> &Held, ASTContext &Context,
+        std::initializer_list<std::pair<Facet, SummaryFacet *>> Facets);
 
   bool exporting() const { return !ExportPath.empty(); }
   bool readsSummaries() const { return !External.path().empty(); }
