@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <system_error>
+#include <vector>
 
 namespace metaguard::detail {
 namespace {
@@ -47,28 +48,33 @@ std::optional<std::string> committed_text(const std::filesystem::path &dir) {
   }
 }
 
-bool dead_save_left(const std::filesystem::path &dir, const std::string &text) {
+// The temporaries of config.json that saves left behind (normally none).
+std::vector<std::filesystem::path> config_temporaries(const std::filesystem::path &dir) {
   const std::string prefix = ".config.json.tmp-";
+  std::vector<std::filesystem::path> found;
   std::error_code error;
-  for (const auto &item : std::filesystem::directory_iterator(dir, error)) {
-    const std::string name = item.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && read_text(item.path()) == text)
-      return true;
-  }
-  return false;
+  for (const auto &item : std::filesystem::directory_iterator(dir, error))
+    if (item.path().filename().string().rfind(prefix, 0) == 0)
+      found.push_back(item.path());
+  return found;
 }
 
 } // namespace
 
 std::optional<std::string> config_of_interrupted_save(const std::filesystem::path &dir,
                                                       const std::optional<std::string> &config_json) {
+  // A config.json removed or edited by hand is the user's: only the
+  // temporary of a save that died before renaming it says otherwise. Looked
+  // for first, so that an ordinary load does not read the commit file here.
+  const auto temporaries = config_temporaries(dir);
+  if (temporaries.empty())
+    return std::nullopt;
   const auto committed = committed_text(dir);
   if (!committed || config_json == committed)
     return std::nullopt;
-  // A config.json removed or edited by hand is the user's: only the
-  // temporary of a save that died before renaming it says otherwise.
-  if (dead_save_left(dir, *committed))
-    return committed;
+  for (const auto &temporary : temporaries)
+    if (read_text(temporary) == committed)
+      return committed;
   return std::nullopt;
 }
 

@@ -308,7 +308,7 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
   const std::string config_text = config.is_null() ? "" : config.dump(2) + "\n";
   // The file that commits the save also carries the config, so that a crash
   // between the commit and config.json's rename cannot pair the new weights
-  // with the old config (see detail::committed_config_text).
+  // with the old config (see committed_config.h).
   std::map<std::string, std::string> single_metadata = {{"format", "pt"}};
   if (shards.size() == 1 && !config_text.empty())
     single_metadata[detail::kCommittedConfigKey] = config_text;
