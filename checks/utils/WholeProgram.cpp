@@ -7,6 +7,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -264,6 +265,7 @@ void WholeProgramFacts::exportTable(
     const std::function<SummaryTable &(ASTContext &)> &Table,
     llvm::ArrayRef<Facet> Facets) {
   std::vector<FunctionSummary> Summaries;
+  bool Folds = false;
   if (exporting() && Context) {
     SummaryTable &T = Table(*Context);
     llvm::DenseSet<const FunctionDecl *> Exported;
@@ -277,13 +279,13 @@ void WholeProgramFacts::exportTable(
       if (Exported.contains(FD) && !S.empty())
         Summaries.push_back(S);
     });
+    // A TU that calls a function the SummaryFile summarises computes its
+    // summaries with that summary folded in: the driver then knows that a
+    // change there can change them.
+    Folds = llvm::any_of(Uses, [&](const std::string &USR) {
+      return External.findExternalSummary(USR) != nullptr;
+    });
   }
-  // A TU that calls a function the SummaryFile summarises computes its
-  // summaries with that summary folded in: the driver then knows that a
-  // change there can change them.
-  bool Folds = false;
-  for (const std::string &USR : Uses)
-    Folds = Folds || External.findExternalSummary(USR) != nullptr;
   exportSummaries(Summaries, Folds);
 }
 
