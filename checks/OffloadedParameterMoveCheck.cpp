@@ -4,6 +4,7 @@
 #include "utils/DeviceExpr.h"
 #include "utils/ExplicitOptions.h"
 #include "utils/FunctionBodies.h"
+#include "utils/LocalVariables.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
@@ -164,20 +165,30 @@ std::string helperName(const FunctionDecl *FD) {
 
 /// Whether Cond, evaluating to WhenTrue, implies that the model of Ref has
 /// no offloaded parameters: `!has_offloaded_parameters(m)` when true,
-/// `has_offloaded_parameters(m)` when false, through !, && and ||.
-bool impliesNoOffload(const Expr *Cond, const ModuleRef &Ref, bool WhenTrue) {
-  if (!Cond)
+/// `has_offloaded_parameters(m)` when false, through !, && and ||, and
+/// through a local that keeps the value it was initialised with (`const bool
+/// offloaded = has_offloaded_parameters(m);`). Depth bounds the locals
+/// followed.
+bool impliesNoOffload(const Expr *Cond, const ModuleRef &Ref, bool WhenTrue,
+                      unsigned Depth = 0) {
+  if (!Cond || Depth > 8)
     return false;
   Cond = Cond->IgnoreParenImpCasts();
   if (const auto *U = dyn_cast<UnaryOperator>(Cond))
     return U->getOpcode() == UO_LNot &&
-           impliesNoOffload(U->getSubExpr(), Ref, !WhenTrue);
+           impliesNoOffload(U->getSubExpr(), Ref, !WhenTrue, Depth);
   if (const auto *B = dyn_cast<BinaryOperator>(Cond)) {
     if ((B->getOpcode() == BO_LAnd && WhenTrue) ||
         (B->getOpcode() == BO_LOr && !WhenTrue))
-      return impliesNoOffload(B->getLHS(), Ref, WhenTrue) ||
-             impliesNoOffload(B->getRHS(), Ref, WhenTrue);
+      return impliesNoOffload(B->getLHS(), Ref, WhenTrue, Depth) ||
+             impliesNoOffload(B->getRHS(), Ref, WhenTrue, Depth);
     return false;
+  }
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond)) {
+    const auto *Var = dyn_cast<VarDecl>(DRE->getDecl());
+    return Var && Var->hasLocalStorage() && !isa<ParmVarDecl>(Var) &&
+           Var->getType()->isBooleanType() && keepsItsInitialiser(Var) &&
+           impliesNoOffload(Var->getInit(), Ref, WhenTrue, Depth + 1);
   }
   const auto *Call = dyn_cast<CallExpr>(Cond);
   if (WhenTrue || !Call || Call->getNumArgs() != 1 ||

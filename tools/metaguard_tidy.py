@@ -5,10 +5,10 @@ clang-tidy-19 with the metaguard plugin loaded on every matching source file in
 parallel, and prints the findings as text (compiler style, for terminals and
 editors' problem matchers), JSON, or SARIF 2.1.0 (for code-scanning UIs).
 
-`--whole-program` runs two passes: the first writes each translation unit's
-function summaries (cached by command and content), the second checks with
-the summaries of functions defined in other files (see
-metaguard_wholeprogram.py and docs/whole-program.md).
+`--whole-program` first writes each translation unit's function summaries
+(cached by command and content), then checks again, with the summaries of
+functions defined in other files, the files whose callees' summaries changed,
+until they settle (see metaguard_wholeprogram.py and docs/whole-program.md).
 
 `--shard I/N` checks every N-th source file (a CI matrix runs the N shards in
 parallel) and `metaguard-tidy merge A B ... -o OUT` joins their JSON or SARIF
@@ -95,8 +95,12 @@ def parse_args(argv):
                         help="check only shard I of N (1 <= I <= N): every N-th file of the "
                              "sorted file list; join the reports with 'metaguard-tidy merge'")
     parser.add_argument("--whole-program", action="store_true",
-                        help="two passes: summarise every file of the database (cached), then "
-                             "check with the summaries of functions defined in other files")
+                        help="summarise every file of the database (cached), then check "
+                             "with the summaries of functions defined in other files")
+    parser.add_argument("--max-rounds", type=int, default=10, metavar="N",
+                        help="--whole-program: at most N rounds of checking with the "
+                             "summaries (a chain of calls through k files needs k + 1; "
+                             "default: %(default)s)")
     parser.add_argument("--cache-dir",
                         help="--whole-program's cache and merged index (default: "
                              "<build dir>/metaguard-whole-program)")
@@ -360,6 +364,8 @@ def main(argv):
     args = parse_args(argv)
     if args.jobs < 1:
         raise ToolError("--jobs must be at least 1")
+    if args.max_rounds < 1:
+        raise ToolError("--max-rounds must be at least 1")
     plugin = args.plugin or default_plugin()
     if not plugin or not os.path.isfile(plugin):
         raise ToolError(f"plugin {plugin or 'libmetaguard_tidy.so'} not found; build metaguard "
@@ -380,8 +386,8 @@ def main(argv):
     findings, problems = [], []
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         if args.whole_program:
-            # Pass 1 covers the whole database, not just the selected files:
-            # a selected file may call into any of them.
+            # Round 1 covers the whole database, not just the selected
+            # files: a selected file may call into any of them.
             sources = {f: e for f, e in entries.items() if f.endswith(SOURCE_SUFFIXES)}
             whole = metaguard_wholeprogram.WholeProgram(
                 args, plugin, build_dir, sources,

@@ -1,35 +1,36 @@
 """Whole-program mode of metaguard-tidy (--whole-program).
 
-Pass 1 runs the checks on every translation unit of the compile database with
-METAGUARD_EXPORT_SUMMARIES set, so that the plugin writes the TU's facts file:
-the summaries of the functions it defines, which functions it defines and
-calls (USRs), and every file it read. Those files are merged into one index
-(conflicting summaries merged conservatively, each conflict reported once).
-Pass 2 runs the checks again, with METAGUARD_SUMMARY_FILE pointing at the
-index, on the selected files that call a function defined in another TU; the
-others keep their pass-1 findings, which are the same.
+Every clang-tidy run of this mode sets METAGUARD_EXPORT_SUMMARIES, so that
+the plugin writes the TU's facts file (the summaries of the functions it
+defines, which functions it defines and calls (USRs), and every file it
+read), and METAGUARD_SUMMARY_FILE to the merged index when there is one, so
+that calls into other TUs use their summaries and the TU's own summaries
+take them in.
 
-An edited file is checked once, not twice, when the plugin's exported
-summaries do not take in other TUs' summaries (its facts files say
-"folds_external_summaries": false): pass 1 then runs it with the previous
-index too, and its findings stand if what it calls did not change meanwhile.
+Round 1 runs every TU that changed (all of them the first time), with the
+previous index. Then, until nothing changes: the facts files are merged into
+the index (conflicting summaries merged conservatively, each conflict
+reported once), and a TU is run again when the summaries of the functions it
+calls in other TUs differ from those it was run with, if its findings are
+wanted (it is selected) or its own summaries are (another TU calls a function
+it defines). A chain of calls through k files settles in about k + 1 rounds;
+an edit that leaves a file's summaries as they were re-checks nothing else.
 
 Everything is cached in --cache-dir (default <build>/metaguard-whole-program):
 
-  state.json     per TU: its key, the files it read (size, mtime, sha256),
-                 its pass-1 findings, and its pass-2 findings with the key of
-                 what they depend on
+  state.json     per TU: its key, the files it read (size, mtime, sha256), its
+                 last findings, and the summaries they were computed with (a
+                 hash)
   facts/*.json   the facts file of each TU (written by the plugin)
-  index.json     the merged index (what pass 2 reads; SummaryFile can name it)
+  index.json     the merged index (SummaryFile can name it)
 
 A TU is re-summarised when its key changes (its compile command, the
 plugin, the check filter and options, the .clang-tidy files above it) or when
 a file it read changed: same size and modification time means unchanged;
 otherwise its sha256 decides, so touching a file costs a hash, not a parse.
 Headers are covered because the plugin lists every file the preprocessor
-entered, like a compiler's .d file. A selected TU is re-checked in pass 2
-when it changed or when a TU defining a function it calls changed. A missing
-or corrupt cache only costs time.
+entered, like a compiler's .d file. A missing or corrupt cache only costs
+time.
 """
 
 import hashlib
@@ -37,7 +38,7 @@ import json
 import os
 import sys
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 ENV_EXPORT = "METAGUARD_EXPORT_SUMMARIES"
 ENV_SUMMARY = "METAGUARD_SUMMARY_FILE"
 
@@ -277,7 +278,8 @@ class WholeProgram:
                             f"{name}-{sha256_text(source)[:16]}.json")
 
     def still_valid(self, record, key):
-        if not record or record.get("key") != key or "findings1" not in record:
+        if not record or record.get("key") != key or "findings" not in record \
+                or "dep" not in record:
             return False
         if read_facts(record.get("facts", "")) is None:
             return False
@@ -285,9 +287,10 @@ class WholeProgram:
                    self.hashes.unchanged(path, stamp)
                    for path, stamp in record.get("inputs", {}).items())
 
-    def summarise(self, source, key, old_index):
-        """Pass 1 on one TU: its findings and facts; (record, problem).
-        old_index: the previous run's index to check with at the same time."""
+    def summarise(self, source, key, index, functions):
+        """Runs clang-tidy on one TU, exporting its facts and checking with
+        index (the path of the index `functions` came from, or None): its
+        new record, or None; and a problem, or None."""
         before = self.hashes.stat(source)
         facts_path = self.facts_path(source)
         try:
@@ -295,7 +298,7 @@ class WholeProgram:
         except OSError:
             pass
         findings, problem = self.run_one(
-            source, {ENV_EXPORT: facts_path, ENV_SUMMARY: old_index or ""})
+            source, {ENV_EXPORT: facts_path, ENV_SUMMARY: index or ""})
         facts = read_facts(facts_path)
         if facts is None:
             return None, problem or f"{source}: the plugin wrote no facts file ({facts_path})"
@@ -306,8 +309,8 @@ class WholeProgram:
             stamp, digest = self.hashes.stat(path), self.hashes.sha(path)
             if stamp is not None and digest is not None:
                 inputs[path] = stamp + [digest]
-        record = {"key": key, "facts": facts_path, "inputs": inputs, "findings1": findings,
-                  "with_index": bool(old_index)}
+        record = {"key": key, "facts": facts_path, "inputs": inputs, "findings": findings,
+                  "dep": used_summaries(facts, functions)}
         # Edited while clang-tidy read it: these facts may be of the old text.
         self.hashes.stats.pop(source, None)
         # A TU that clang-tidy could not check cleanly is tried again next run.
@@ -315,58 +318,57 @@ class WholeProgram:
             record["key"] = "stale"
         return record, problem
 
-    @staticmethod
-    def external(source, uses, definers, versions):
-        """The functions source calls that other TUs define, with those TUs'
-        versions: what its pass-2 findings depend on besides itself."""
-        return sorted(
-            (usr, [(d, versions.get(d)) for d in definers[usr] if d != source])
-            for usr in set(uses) if any(d != source for d in definers.get(usr, [])))
+    def write_index(self, records):
+        """Merges the facts of every TU into index.json: (summaries by USR,
+        conflicts)."""
+        facts = {s: read_facts(records[s]["facts"]) or {} for s in sorted(records)}
+        functions, conflicts = merge_summaries(
+            [(display(s), facts[s].get("functions", [])) for s in sorted(facts)])
+        write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
+                                     "conflicts": conflicts})
+        self.hashes.hashes.pop(self.index_path, None)
+        return {f["usr"]: f for f in functions}, conflicts, facts
 
-    @staticmethod
-    def definers(facts):
-        result = {}
-        for source in sorted(facts):
-            for usr in facts[source].get("defines", []):
-                result.setdefault(usr, []).append(source)
-        return result
+    def previous_index(self, state):
+        """The summaries of the index the state describes, or None."""
+        if not state.get("index_sha") or self.hashes.sha(self.index_path) != state["index_sha"]:
+            return None
+        index = read_facts(self.index_path, index_too=True)
+        if index is None:
+            return None
+        return {f["usr"]: f for f in index.get("functions", [])
+                if isinstance(f, dict) and isinstance(f.get("usr"), str)}
 
-    @staticmethod
-    def version(record):
-        """Identifies the contents a TU's facts came from."""
-        return sha256_text(json.dumps([record.get("key"), sorted(
-            (path, stamp[2]) for path, stamp in record.get("inputs", {}).items())]))
+    def run_all(self, todo, keys, records, index, functions, pool, problems):
+        for source, (record, problem) in zip(todo, pool.map(
+                lambda s: self.summarise(s, keys[s], index, functions), todo)):
+            if problem:
+                problems.append(problem)
+            if record:
+                records[source] = record
+            else:
+                records.pop(source, None)
 
     def run(self, selected, pool):
-        """Returns (findings of the selected files, problems)."""
+        """Returns (findings of the selected files, problems).
+
+        Round 1 runs the TUs whose contents or key changed, checking them
+        with the previous index at the same time. Each later round merges the
+        facts into the index and re-runs the TUs whose findings or summaries
+        may change: those whose callees in other TUs now have different
+        summaries than the index they were run with, if they are selected or
+        define a function another TU calls. Every run exports facts, and a
+        run with the index folds the callees' summaries into the TU's own,
+        so a chain of calls through k files settles after about k rounds."""
         state = self.load_state()
         records = state["tus"]
         universe = sorted(self.entries)
         keys = {source: self.tu_key(source) for source in universe}
         stale = [s for s in universe if not self.still_valid(records.get(s), keys[s])]
-        # Check the edited files with the previous index while summarising
-        # them, when that index is the one this state describes and the
-        # plugin's summaries do not depend on it.
-        old_index = None
-        if state.get("folds") is False and state.get("index_sha") and \
-                self.hashes.sha(self.index_path) == state["index_sha"]:
-            old_index = self.index_path
-        old_facts = {s: read_facts(r.get("facts", "")) or {} for s, r in records.items()}
-        old_definers = self.definers(old_facts)
-        old_versions = {s: self.version(r) for s, r in records.items()}
+        previous = self.previous_index(state)
         problems = []
-        for source, (record, problem) in zip(
-                stale, pool.map(lambda s: self.summarise(s, keys[s], old_index), stale)):
-            if problem:
-                problems.append(problem)
-            if record and record["with_index"]:
-                uses = (read_facts(record["facts"]) or {}).get("uses", [])
-                record["combined_dep"] = sha256_text(json.dumps([self.version(record), self.external(
-                    source, uses, old_definers, old_versions)]))
-            if record:
-                records[source] = record
-            else:
-                records.pop(source, None)
+        self.run_all(stale, keys, records, self.index_path if previous is not None else None,
+                     previous or {}, pool, problems)
         for source in list(records):
             if source not in self.entries:
                 del records[source]
@@ -378,66 +380,67 @@ class WholeProgram:
         else:
             self.say(f"re-summarised 0 of {len(universe)} translation units (all cached)")
 
-        facts = {s: read_facts(records[s]["facts"]) or {} for s in sorted(records)}
-        functions, conflicts = merge_summaries(
-            [(display(s), facts[s].get("functions", [])) for s in sorted(facts)])
+        wanted = set(selected)
+        rechecked, rounds = [], 1
+        while True:
+            functions, conflicts, facts = self.write_index(records)
+            called_elsewhere = {}
+            for source, tu_facts in facts.items():
+                for usr in tu_facts.get("uses", []):
+                    called_elsewhere.setdefault(usr, set()).add(source)
+            todo = [s for s in sorted(records)
+                    if records[s].get("dep") != used_summaries(facts[s], functions)
+                    and (s in wanted or any(called_elsewhere.get(usr, set()) - {s}
+                                            for usr in facts[s].get("defines", [])))]
+            if not todo:
+                break
+            if rounds >= self.args.max_rounds:
+                shown = ", ".join(display(s) for s in todo[:20])
+                self.say(f"summaries still changed after {rounds} rounds (--max-rounds): "
+                         f"{len(todo)} files keep the findings and summaries of the last "
+                         f"round: {shown}")
+                break
+            rounds += 1
+            self.run_all(todo, keys, records, self.index_path, functions, pool, problems)
+            rechecked += [s for s in todo if s not in rechecked]
         for conflict in conflicts:
             self.say(conflict_message(conflict))
-        write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
-                                     "conflicts": conflicts})
-        self.hashes.hashes.pop(self.index_path, None)
         state["index_sha"] = self.hashes.sha(self.index_path)
-        state["folds"] = any(f.get("folds_external_summaries", True) is not False
-                             for f in facts.values())
-        definers = self.definers(facts)
-        versions = {s: self.version(r) for s, r in records.items()}
-        for source, record in records.items():
-            # Checked with the previous index in pass 1: final if what it
-            # calls is defined by the same, unchanged TUs as then.
-            combined = record.pop("combined_dep", None)
-            external = self.external(source, facts[source].get("uses", []), definers, versions)
-            if combined and external and combined == sha256_text(
-                    json.dumps([versions[source], external])):
-                record["pass2"] = {"dep": combined, "findings": record["findings1"]}
 
-        todo, findings = [], []
+        findings, single = [], []
         for source in selected:
-            record = records.get(source)
-            if source not in self.entries:
+            if source in records:
+                findings.extend(records[source]["findings"])
+            elif source not in self.entries:
                 # Selected but not a source pass 1 covers (a .c file named on
                 # the command line): checked once, with the index.
-                todo.append((source, None))
-                continue
-            if not record:
-                continue  # pass 1 failed on it, and said so
-            external = self.external(source, facts[source].get("uses", []), definers, versions)
-            if not external:
-                record.pop("pass2", None)
-                findings.extend(record["findings1"])
-                continue
-            dep = sha256_text(json.dumps([versions[source], external]))
-            cached = record.get("pass2")
-            if isinstance(cached, dict) and cached.get("dep") == dep:
-                findings.extend(cached.get("findings", []))
-            else:
-                todo.append((source, dep))
-        for (source, dep), (file_findings, problem) in zip(
-                todo, pool.map(lambda item: self.run_one(
-                    item[0], {ENV_SUMMARY: self.index_path, ENV_EXPORT: ""}), todo)):
+                single.append(source)
+        for file_findings, problem in pool.map(lambda s: self.run_one(
+                s, {ENV_SUMMARY: self.index_path, ENV_EXPORT: ""}), single):
             findings.extend(file_findings)
             if problem:
                 problems.append(problem)
-            elif dep:
-                records[source]["pass2"] = {"dep": dep, "findings": file_findings}
-        names = "".join(f"{', ' if i else ': '}{display(s)}" for i, (s, _) in enumerate(todo[:20]))
-        more = f" and {len(todo) - 20} more" if len(todo) > 20 else ""
-        self.say(f"checked {len(todo)} file{'s' if len(todo) != 1 else ''} with the summaries "
-                 f"of other translation units{names}{more} (index: {display(self.index_path)})")
+        checked = rechecked + single
+        names = "".join(f"{', ' if i else ': '}{display(s)}" for i, s in enumerate(checked[:20]))
+        more = f" and {len(checked) - 20} more" if len(checked) > 20 else ""
+        hops = f", {rounds - 1} rounds" if rounds > 2 else ""
+        self.say(f"checked {len(checked)} file{'s' if len(checked) != 1 else ''} with the "
+                 f"summaries of other translation units{names}{more} (index: "
+                 f"{display(self.index_path)}{hops})")
         try:
             write_json(self.state_path, state)
         except OSError as err:
             self.say(f"cannot write {self.state_path}: {err.strerror}; the next run starts over")
         return findings, problems
+
+
+def used_summaries(facts, functions):
+    """What a TU's findings and summaries depend on besides its own files: the
+    summaries (from the index it is checked with) of the functions it calls
+    and has no body for, as a hash."""
+    used = sorted((usr, functions.get(usr)) for usr in set(facts.get("uses", []))
+                  if isinstance(usr, str))
+    return sha256_text(json.dumps(used, sort_keys=True))
 
 
 def merge_files(paths, output, log=sys.stderr):

@@ -315,7 +315,6 @@ std::string factsToJson(const TranslationUnitFacts &Facts) {
   J["defines"] = Facts.Defines;
   J["uses"] = Facts.Uses;
   J["inputs"] = Facts.Inputs;
-  J["folds_external_summaries"] = Facts.FoldsExternalSummaries;
   return dumpJson(J, 1) + "\n";
 }
 
@@ -358,9 +357,6 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
   readStrings(Root, "defines", Path, Facts.Defines, Result.Errors);
   readStrings(Root, "uses", Path, Facts.Uses, Result.Errors);
   readStrings(Root, "inputs", Path, Facts.Inputs, Result.Errors);
-  if (auto It = Root.find("folds_external_summaries");
-      It != Root.end() && It->is_boolean())
-    Facts.FoldsExternalSummaries = It->get<bool>();
 
   auto Functions = Root.find("functions");
   if (Functions == Root.end())

@@ -29,8 +29,7 @@ namespace clang::tidy::metaguard {
 ///     "functions": [ <FunctionSummary>... ],
 ///     "defines": [ <USR of each function with a body here>... ],
 ///     "uses":    [ <USR of each called function with no body here>... ],
-///     "inputs":  [ <every file the TU read>... ],
-///     "folds_external_summaries": false }
+///     "inputs":  [ <every file the TU read>... ] }
 /// A merged index has the same shape without "tu"/"defines"/"uses"/"inputs"
 /// and with "metaguard_facts_index": 1 and "conflicts": [...] instead.
 /// "defines", "uses" and "inputs" are for the driver (what to re-check,
@@ -41,11 +40,6 @@ struct TranslationUnitFacts {
   std::vector<std::string> Defines;
   std::vector<std::string> Uses;
   std::vector<std::string> Inputs;
-  /// Whether the summaries of this TU's functions took in the summaries of
-  /// other TUs (the SummaryFile). When they do not, one clang-tidy run can
-  /// both export them and check with a SummaryFile, and metaguard-tidy
-  /// re-checks an edited file once instead of twice.
-  bool FoldsExternalSummaries = false;
 };
 
 /// The current version of the format; files with a larger one are refused.

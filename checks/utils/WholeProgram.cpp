@@ -224,7 +224,7 @@ WholeProgramFacts::findExternalSummary(const FunctionDecl *FD) {
 }
 
 void WholeProgramFacts::exportSummaries(
-    llvm::ArrayRef<FunctionSummary> Summaries, bool FoldsExternalSummaries) {
+    llvm::ArrayRef<FunctionSummary> Summaries) {
   if (exporting() && SM && !MainFile.empty()) {
     std::string Path = ExportPath;
     if (llvm::StringRef(Path).ends_with("/") ||
@@ -233,16 +233,23 @@ void WholeProgramFacts::exportSummaries(
 
     TranslationUnitFacts Facts;
     Facts.MainFile = MainFile;
-    Facts.FoldsExternalSummaries = FoldsExternalSummaries;
     Facts.Functions = combineExports(Path, CheckName, Summaries);
     Facts.Defines.assign(Defines.begin(), Defines.end());
     Facts.Uses.assign(Uses.begin(), Uses.end());
     // Every file the preprocessor entered: the driver re-summarises the TU
-    // when one of them changes (like a compiler's .d file).
+    // when one of them changes (like a compiler's .d file). Not the files
+    // that notes point into (SummaryTable::locationOf gives them a FileID
+    // with no #include): what this TU depends on there is the summary,
+    // which the driver follows on its own.
     std::set<std::string> Inputs;
     for (auto It = SM->fileinfo_begin(), End = SM->fileinfo_end(); It != End;
-         ++It)
+         ++It) {
+      FileID ID = SM->translateFile(It->first);
+      if (ID.isValid() && ID != SM->getMainFileID() &&
+          SM->getIncludeLoc(ID).isInvalid())
+        continue;
       Inputs.insert(absolute(*SM, It->first.getName()));
+    }
     Facts.Inputs.assign(Inputs.begin(), Inputs.end());
 
     std::string Error = writeFileAtomically(Path, factsToJson(Facts));
@@ -265,7 +272,6 @@ void WholeProgramFacts::exportTable(
     const std::function<SummaryTable &(ASTContext &)> &Table,
     llvm::ArrayRef<Facet> Facets) {
   std::vector<FunctionSummary> Summaries;
-  bool Folds = false;
   if (exporting() && Context) {
     SummaryTable &T = Table(*Context);
     llvm::DenseSet<const FunctionDecl *> Exported;
@@ -279,14 +285,8 @@ void WholeProgramFacts::exportTable(
       if (Exported.contains(FD) && !S.empty())
         Summaries.push_back(S);
     });
-    // A TU that calls a function the SummaryFile summarises computes its
-    // summaries with that summary folded in: the driver then knows that a
-    // change there can change them.
-    Folds = llvm::any_of(Uses, [&](const std::string &USR) {
-      return External.findExternalSummary(USR) != nullptr;
-    });
   }
-  exportSummaries(Summaries, Folds);
+  exportSummaries(Summaries);
 }
 
 SummaryTable &WholeProgramFacts::table(

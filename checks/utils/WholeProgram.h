@@ -72,11 +72,10 @@ public:
   /// In the check's onEndOfTranslationUnit: writes the TU's facts file when
   /// ExportSummaries is set (with Summaries, the functions this TU defines,
   /// combined with what the other metaguard check exports for the same
-  /// file), and forgets the TU. FoldsExternalSummaries: whether Summaries
-  /// were computed with the SummaryFile's summaries of callees in other TUs
-  /// (they must not be, for a cheap incremental re-run; see SummaryJson.h).
-  void exportSummaries(llvm::ArrayRef<FunctionSummary> Summaries,
-                       bool FoldsExternalSummaries = false);
+  /// file), and forgets the TU. With a SummaryFile, Summaries take in the
+  /// summaries of callees in other TUs: metaguard-tidy's rounds carry facts
+  /// along chains of calls through several files that way.
+  void exportSummaries(llvm::ArrayRef<FunctionSummary> Summaries);
 
   /// In the check's onEndOfTranslationUnit, instead of exportSummaries:
   /// computes Facets of Table for every function this TU defines that

@@ -197,6 +197,36 @@ void earlyReturnWhenOffloaded(Net m, const DeviceMap &map) {
   m->to(torch::kCUDA);
 }
 
+void storedQuery(Net m, const DeviceMap &map, torch::Tensor z) {
+  metaguard::dispatch_model(*m, map);
+  const bool offloaded = metaguard::has_offloaded_parameters(*m);
+  if (!offloaded)
+    m->to(torch::kCUDA);
+  auto anyOnDisk = metaguard::has_offloaded_parameters(*m);
+  if (anyOnDisk)
+    return;
+  m->weight.set_data(z);
+}
+
+void storedQueryChangedLater(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  bool offloaded = metaguard::has_offloaded_parameters(*m);
+  offloaded = flag();
+  if (!offloaded)
+    m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-6]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
+void storedQueryOnAnotherModel(Net m, Net other, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  const bool offloaded = metaguard::has_offloaded_parameters(*other);
+  if (!offloaded)
+    m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
 void queryOnAnotherModel(Net m, Net other, const DeviceMap &map) {
   metaguard::dispatch_model(*m, map);
   if (!metaguard::has_offloaded_parameters(*other))
