@@ -236,6 +236,14 @@ class WholeProgram:
         self.state_path = os.path.join(self.cache_dir, "state.json")
         self.index_path = os.path.join(self.cache_dir, "index.json")
         self.hashes = FileHashes()
+        self.parsed = {}
+
+    def facts_of(self, path):
+        """The facts file at path (read_facts), parsed once per run: the
+        rounds merge every TU's facts each time, and only re-run TUs change."""
+        if path not in self.parsed:
+            self.parsed[path] = read_facts(path)
+        return self.parsed[path]
 
     def say(self, message):
         print(f"metaguard-tidy: whole-program: {message}", file=self.log)
@@ -281,7 +289,7 @@ class WholeProgram:
         if not record or record.get("key") != key or "findings" not in record \
                 or "dep" not in record:
             return False
-        if read_facts(record.get("facts", "")) is None:
+        if self.facts_of(record.get("facts", "")) is None:
             return False
         return all(isinstance(stamp, list) and len(stamp) == 3 and
                    self.hashes.unchanged(path, stamp)
@@ -299,7 +307,7 @@ class WholeProgram:
             pass
         findings, problem = self.run_one(
             source, {ENV_EXPORT: facts_path, ENV_SUMMARY: index or ""})
-        facts = read_facts(facts_path)
+        facts = self.parsed[facts_path] = read_facts(facts_path)
         if facts is None:
             return None, problem or f"{source}: the plugin wrote no facts file ({facts_path})"
         inputs = {}
@@ -321,7 +329,7 @@ class WholeProgram:
     def write_index(self, records):
         """Merges the facts of every TU into index.json: (summaries by USR,
         conflicts)."""
-        facts = {s: read_facts(records[s]["facts"]) or {} for s in sorted(records)}
+        facts = {s: self.facts_of(records[s]["facts"]) or {} for s in sorted(records)}
         functions, conflicts = merge_summaries(
             [(display(s), facts[s].get("functions", [])) for s in sorted(facts)])
         write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
