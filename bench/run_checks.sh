@@ -67,17 +67,13 @@ def profiled(checks, path, flags):
 def measure(path, flags):
     """Least CPU and RSS over `runs` runs of the baseline and of the checks,
     alternated so that a slow spell of the machine hits both alike."""
-    base = mine = None
+    best = {}
     for _ in range(runs):
-        for which, checks in (("base", "misc-misplaced-const"), ("mine", "metaguard-*")):
+        for checks in ("misc-misplaced-const", "metaguard-*"):
             cpu, rss = run_once(checks, path, flags)
-            best = base if which == "base" else mine
-            best = (cpu, rss) if best is None else (min(best[0], cpu), min(best[1], rss))
-            if which == "base":
-                base = best
-            else:
-                mine = best
-    return base, mine
+            old_cpu, old_rss = best.get(checks, (cpu, rss))
+            best[checks] = (min(old_cpu, cpu), min(old_rss, rss))
+    return best["misc-misplaced-const"], best["metaguard-*"]
 
 inputs = []
 with_examples = os.environ.get("METAGUARD_BENCH_EXAMPLES", "1") != "0"

@@ -367,7 +367,8 @@ class WholeProgram:
         summaries than the index they were run with, if they are selected or
         define a function another TU calls. Every run exports facts, and a
         run with the index folds the callees' summaries into the TU's own,
-        so a chain of calls through k files settles after about k rounds."""
+        so a chain of calls through k files settles after about k + 1
+        rounds."""
         state = self.load_state()
         records = state["tus"]
         universe = sorted(self.entries)
@@ -389,7 +390,7 @@ class WholeProgram:
             self.say(f"re-summarised 0 of {len(universe)} translation units (all cached)")
 
         wanted = set(selected)
-        rechecked, rounds = [], 1
+        rechecked, rounds = {}, 1  # an ordered set
         while True:
             functions, conflicts, facts = self.write_index(records)
             called_elsewhere = {}
@@ -410,7 +411,7 @@ class WholeProgram:
                 break
             rounds += 1
             self.run_all(todo, keys, records, self.index_path, functions, pool, problems)
-            rechecked += [s for s in todo if s not in rechecked]
+            rechecked.update(dict.fromkeys(todo))
         for conflict in conflicts:
             self.say(conflict_message(conflict))
         state["index_sha"] = self.hashes.sha(self.index_path)
@@ -420,7 +421,7 @@ class WholeProgram:
             if source in records:
                 findings.extend(records[source]["findings"])
             elif source not in self.entries:
-                # Selected but not a source pass 1 covers (a .c file named on
+                # Selected but not a source round 1 covers (a .c file named on
                 # the command line): checked once, with the index.
                 single.append(source)
         for file_findings, problem in pool.map(lambda s: self.run_one(
@@ -428,7 +429,7 @@ class WholeProgram:
             findings.extend(file_findings)
             if problem:
                 problems.append(problem)
-        checked = rechecked + single
+        checked = list(rechecked) + single
         names = "".join(f"{', ' if i else ': '}{display(s)}" for i, s in enumerate(checked[:20]))
         more = f" and {len(checked) - 20} more" if len(checked) > 20 else ""
         hops = f", {rounds - 1} rounds" if rounds > 2 else ""
