@@ -5,6 +5,9 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 set +e
+# First: the build is configured with the environment's interpreter.
+metaguard_python_env || { echo "metaguard: could not install the Python test environment" >&2;
+                          echo "summary: 0 passed, 1 failed"; exit 1; }
 metaguard_setup || { echo "summary: 0 passed, 1 failed"; exit 1; }
 metaguard_install_sarif_validator || { echo "summary: 0 passed, 1 failed"; exit 1; }
 
