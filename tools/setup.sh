@@ -20,6 +20,11 @@ METAGUARD_PYTHON_ENV="${METAGUARD_PYTHON_ENV:-$METAGUARD_CACHE_DIR/python}"
 # CMake's precompiled headers are included with -include; ccache caches such
 # compilations only with this sloppiness.
 export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+# CMake reads the launcher from the environment, so the projects the tests
+# configure (packaging, whole-program, sanitizers) use the cache as well.
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null 2>&1; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 
 METAGUARD_PACKAGES=(
   cmake ninja-build g++ python3 python3-venv git ccache
@@ -72,7 +77,6 @@ metaguard_install_packages() {
 # targets, or everything.
 metaguard_build() {
   local extra=()
-  command -v ccache >/dev/null 2>&1 && extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   [ -x "$METAGUARD_PYTHON_ENV/bin/python" ] && extra+=(-DMETAGUARD_PYTHON="$METAGUARD_PYTHON_ENV/bin/python")
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" "${extra[@]}" >/dev/null
