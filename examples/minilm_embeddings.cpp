@@ -9,8 +9,8 @@
 // model's sentence-transformers pipeline (Pooling, then Normalize) does.
 // Tokenising stays in Python:
 //
-//   python -c "from transformers import AutoTokenizer as T; \
-//     print(T.from_pretrained('<model dir>')('hello world')['input_ids'])"
+//   python -c "from transformers import AutoTokenizer as T;
+//              print(T.from_pretrained('<model dir>')('hello world')['input_ids'])"
 //
 //   example_minilm_embeddings [--model DIR] 101,7592,2088,102 [more sentences...]
 //

@@ -49,21 +49,29 @@ inline torch::Tensor attend(const torch::Tensor &q, const torch::Tensor &k, cons
   return torch::matmul(probs, v);
 }
 
+// The lowest finite value of a floating dtype (transformers' finfo(dtype).min):
+// what masked scores get, so that softmax gives them zero weight.
+inline double lowest(torch::Dtype dtype) {
+  double value = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, dtype, "lowest", [&] {
+    value = static_cast<double>(std::numeric_limits<scalar_t>::lowest());
+  });
+  return value;
+}
+
 // The score bias of a padding mask ([batch, keys], 1 = token, 0 = padding).
 inline torch::Tensor padding_bias(const torch::Tensor &mask, torch::Dtype dtype) {
-  const double lowest = std::numeric_limits<float>::lowest();
   auto keep = mask.to(torch::kBool).unsqueeze(1).unsqueeze(2);
   return torch::zeros(keep.sizes(), torch::TensorOptions().dtype(dtype).device(mask.device()))
-      .masked_fill(keep.logical_not(), lowest);
+      .masked_fill(keep.logical_not(), lowest(dtype));
 }
 
 // The score bias of causal attention over `length` positions.
 inline torch::Tensor causal_bias(int64_t length, torch::Dtype dtype, torch::Device device) {
-  const double lowest = std::numeric_limits<float>::lowest();
   auto future = torch::ones({length, length}, torch::TensorOptions().dtype(torch::kBool).device(device))
                     .triu(1);
   return torch::zeros({1, 1, length, length}, torch::TensorOptions().dtype(dtype).device(device))
-      .masked_fill(future, lowest);
+      .masked_fill(future, lowest(dtype));
 }
 
 // y = x W^T + b, where W may be a tensor another module owns: registering
