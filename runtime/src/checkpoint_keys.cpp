@@ -8,26 +8,31 @@
 namespace metaguard::detail {
 namespace {
 
-std::vector<std::regex> compile(const std::vector<std::string> &patterns, const char *list) {
+std::vector<std::regex> compile(const std::vector<std::string> &patterns,
+                                const char *list) {
   std::vector<std::regex> compiled;
   for (const auto &pattern : patterns) {
     try {
       compiled.emplace_back(pattern);
     } catch (const std::regex_error &error) {
       throw Error(std::string("the model's ") + list + " holds '" + pattern +
-                  "', which is not a valid regular expression (" + error.what() + ")");
+                  "', which is not a valid regular expression (" +
+                  error.what() + ")");
     }
   }
   return compiled;
 }
 
-bool matches_any(const std::vector<std::regex> &patterns, const std::string &name) {
-  return std::any_of(patterns.begin(), patterns.end(),
-                     [&](const std::regex &re) { return std::regex_search(name, re); });
+bool matches_any(const std::vector<std::regex> &patterns,
+                 const std::string &name) {
+  return std::any_of(
+      patterns.begin(), patterns.end(),
+      [&](const std::regex &re) { return std::regex_search(name, re); });
 }
 
 bool starts_with(const std::string &name, const std::string &prefix) {
-  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+  return name.size() > prefix.size() &&
+         name.compare(0, prefix.size(), prefix) == 0 &&
          name[prefix.size()] == '.';
 }
 
@@ -51,15 +56,18 @@ struct KeyRule {
 // checkpoint without it (a base model's) drops the prefix from its names; a
 // base model meeting a checkpoint with the prefix (a model with a head)
 // adds it.
-KeyRule key_rule(const std::string &prefix, const std::vector<std::string> &model_names,
+KeyRule key_rule(const std::string &prefix,
+                 const std::vector<std::string> &model_names,
                  const SafetensorsCheckpoint &checkpoint) {
   if (prefix.empty())
     return {};
   auto has = [&](const std::vector<std::string> &names) {
-    return std::any_of(names.begin(), names.end(),
-                       [&](const std::string &n) { return starts_with(n, prefix); });
+    return std::any_of(names.begin(), names.end(), [&](const std::string &n) {
+      return starts_with(n, prefix);
+    });
   };
-  const bool model_has = has(model_names), checkpoint_has = has(checkpoint.names());
+  const bool model_has = has(model_names),
+             checkpoint_has = has(checkpoint.names());
   if (model_has && !checkpoint_has)
     return {PrefixMode::Add, prefix};
   if (!model_has && checkpoint_has)
@@ -71,7 +79,8 @@ KeyRule key_rule(const std::string &prefix, const std::vector<std::string> &mode
 
 Declarations declarations_of(const torch::nn::Module &root) {
   Declarations declared;
-  for_each_module(root, [&](const std::string &path, const torch::nn::Module &module) {
+  for_each_module(root, [&](const std::string &path,
+                            const torch::nn::Module &module) {
     const auto *declaring = dynamic_cast<const Module *>(&module);
     if (!declaring)
       return;
@@ -82,10 +91,11 @@ Declarations declarations_of(const torch::nn::Module &root) {
   });
   if (const auto *model = dynamic_cast<const Module *>(&root)) {
     declared.base_model_prefix = model->base_model_prefix();
-    declared.ignore_missing =
-        compile(model->keys_to_ignore_on_load_missing(), "keys_to_ignore_on_load_missing");
+    declared.ignore_missing = compile(model->keys_to_ignore_on_load_missing(),
+                                      "keys_to_ignore_on_load_missing");
     declared.ignore_unexpected =
-        compile(model->keys_to_ignore_on_load_unexpected(), "keys_to_ignore_on_load_unexpected");
+        compile(model->keys_to_ignore_on_load_unexpected(),
+                "keys_to_ignore_on_load_unexpected");
   }
   return declared;
 }
@@ -94,13 +104,15 @@ bool shares_memory(const torch::Tensor &a, const torch::Tensor &b) {
   if (a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl())
     return true;
   return a.defined() && b.defined() && !a.is_meta() && !b.is_meta() &&
-         a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() && a.dtype() == b.dtype();
+         a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() &&
+         a.dtype() == b.dtype();
 }
 
 CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
                                const SafetensorsCheckpoint &checkpoint) {
   const Declarations declared = declarations_of(module);
-  std::vector<std::string> names; // persistent tensors, the ones a checkpoint holds
+  std::vector<std::string>
+      names; // persistent tensors, the ones a checkpoint holds
   for (const auto &item : module.named_parameters(/*recurse=*/true))
     if (item.value().defined())
       names.push_back(item.key());
@@ -110,16 +122,19 @@ CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
 
   const KeyRule rule = key_rule(declared.base_model_prefix, names, checkpoint);
   if (rule.mode == PrefixMode::Add)
-    prefix_note_ = "the checkpoint is of a base model: its keys were read under '" + rule.prefix + ".'";
+    prefix_note_ =
+        "the checkpoint is of a base model: its keys were read under '" +
+        rule.prefix + ".'";
   else if (rule.mode == PrefixMode::Strip)
-    prefix_note_ = "the checkpoint is of a model with a head: keys under '" + rule.prefix +
-                   ".' were read without that prefix";
+    prefix_note_ = "the checkpoint is of a model with a head: keys under '" +
+                   rule.prefix + ".' were read without that prefix";
 
   std::set<std::string> used;
   for (const auto &name : names) {
     const std::string own = rule.key_of(name);
     const auto tie = declared.tied.find(name);
-    if (tie != declared.tied.end() && checkpoint.contains(rule.key_of(tie->second))) {
+    if (tie != declared.tied.end() &&
+        checkpoint.contains(rule.key_of(tie->second))) {
       // A tied target always takes its source's value, as after transformers'
       // tie_weights; a copy of its own in the checkpoint is superseded.
       sources_.emplace(name, rule.key_of(tie->second));
@@ -140,7 +155,8 @@ CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
   for (const auto &buffer : declared.non_persistent)
     computed.insert(rule.key_of(buffer));
   for (const auto &key : checkpoint.names()) {
-    if (used.count(key) || computed.count(key) || matches_any(declared.ignore_unexpected, key))
+    if (used.count(key) || computed.count(key) ||
+        matches_any(declared.ignore_unexpected, key))
       continue;
     if (rule.mode == PrefixMode::Strip && !starts_with(key, rule.prefix))
       head_keys_.push_back(key);

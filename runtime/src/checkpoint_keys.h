@@ -33,12 +33,14 @@ bool shares_memory(const torch::Tensor &a, const torch::Tensor &b);
 
 class CheckpointKeys {
 public:
-  CheckpointKeys(const torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
+  CheckpointKeys(const torch::nn::Module &module,
+                 const SafetensorsCheckpoint &checkpoint);
 
   // The checkpoint key the tensor `name` of the model is read from, or
   // nullptr when the checkpoint has none for it.
   const std::string *source_of(const std::string &name) const;
-  // Tensors of the model whose key the checkpoint lacks (ignored ones left out).
+  // Tensors of the model whose key the checkpoint lacks (ignored ones left
+  // out).
   const std::vector<std::string> &missing() const { return missing_; }
   // Checkpoint keys nothing in the model reads (ignored ones left out).
   const std::vector<std::string> &unexpected() const { return unexpected_; }

@@ -4,7 +4,8 @@
 
 namespace metaguard {
 
-torch::Tensor &Module::register_buffer(std::string name, torch::Tensor tensor, bool persistent) {
+torch::Tensor &Module::register_buffer(std::string name, torch::Tensor tensor,
+                                       bool persistent) {
   if (persistent)
     non_persistent_.erase(name);
   else
@@ -12,7 +13,8 @@ torch::Tensor &Module::register_buffer(std::string name, torch::Tensor tensor, b
   return torch::nn::Module::register_buffer(std::move(name), std::move(tensor));
 }
 
-std::vector<std::pair<std::string, torch::Tensor>> checkpoint_state(const torch::nn::Module &module) {
+std::vector<std::pair<std::string, torch::Tensor>>
+checkpoint_state(const torch::nn::Module &module) {
   const detail::Declarations declared = detail::declarations_of(module);
   std::vector<std::pair<std::string, torch::Tensor>> state;
   auto add = [&](const std::string &name, const torch::Tensor &tensor) {

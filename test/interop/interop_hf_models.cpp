@@ -2,9 +2,10 @@
 // transformers checkpoints into the C++ models of test/interop/models/ (and
 // examples/models/bert.h), runs them, and saves them.
 //
-//   interop_hf_models logits <arch> <checkpoint> <inputs> <out> [--no-strict] [--dtype D]
-//   interop_hf_models resave <arch> <checkpoint> <out_dir> <max_shard_size>
-//   interop_hf_models random <arch> <config.json> <out_dir> <max_shard_size> <inputs> <out>
+//   interop_hf_models logits <arch> <checkpoint> <inputs> <out> [--no-strict]
+//   [--dtype D] interop_hf_models resave <arch> <checkpoint> <out_dir>
+//   <max_shard_size> interop_hf_models random <arch> <config.json> <out_dir>
+//   <max_shard_size> <inputs> <out>
 //
 // <arch>: bert (BertModel), bert-mlm (BertForMaskedLM), gpt2 (GPT2LMHeadModel),
 // llama (LlamaForCausalLM). <inputs>: a safetensors file with input_ids
@@ -42,7 +43,8 @@ NamedTensors run(models::BertModel &m, const Inputs &in) {
   return out;
 }
 NamedTensors run(models::BertForMaskedLM &m, const Inputs &in) {
-  return {{"logits", m->forward(in.ids, in.mask)}, {"hidden", m->bert->forward(in.ids, in.mask)}};
+  return {{"logits", m->forward(in.ids, in.mask)},
+          {"hidden", m->bert->forward(in.ids, in.mask)}};
 }
 NamedTensors run(models::GPT2LMHeadModel &m, const Inputs &in) {
   return {{"logits", m->forward(in.ids)}};
@@ -51,7 +53,9 @@ NamedTensors run(models::LlamaForCausalLM &m, const Inputs &in) {
   return {{"logits", m->forward(in.ids)}};
 }
 
-template <class Model> void save_outputs(Model &model, const std::string &inputs, const std::string &out) {
+template <class Model>
+void save_outputs(Model &model, const std::string &inputs,
+                  const std::string &out) {
   torch::NoGradGuard no_grad;
   NamedTensors outputs = run(model, read_inputs(inputs));
   for (auto &[name, tensor] : outputs)
@@ -92,7 +96,8 @@ template <class Model> int command(const std::vector<std::string> &args) {
     metaguard::save_pretrained(*model, args.at(3), shards_of(args.at(4)));
   } else if (what == "random") {
     torch::manual_seed(0);
-    Model model = metaguard::from_config<Model>(metaguard::load_config(args.at(2)));
+    Model model =
+        metaguard::from_config<Model>(metaguard::load_config(args.at(2)));
     metaguard::save_pretrained(*model, args.at(3), shards_of(args.at(4)));
     save_outputs(model, args.at(5), args.at(6));
   } else {
@@ -121,7 +126,8 @@ int main(int argc, char **argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (args.size() < 4)
-      throw std::invalid_argument("usage: see the comment at the top of interop_hf_models.cpp");
+      throw std::invalid_argument(
+          "usage: see the comment at the top of interop_hf_models.cpp");
     return dispatch(args);
   } catch (const metaguard::FormatError &e) {
     std::cerr << "FormatError: " << e.what() << '\n';

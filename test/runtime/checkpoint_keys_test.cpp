@@ -18,7 +18,8 @@ using metaguard_test::TempDir;
 // checkpoints) and a persistent one.
 struct RotaryImpl : metaguard::Module {
   RotaryImpl() {
-    inv_freq = register_buffer("inv_freq", torch::arange(4).to(torch::kFloat32), /*persistent=*/false);
+    inv_freq = register_buffer("inv_freq", torch::arange(4).to(torch::kFloat32),
+                               /*persistent=*/false);
     scale = register_buffer("scale", torch::ones({2}));
   }
   torch::Tensor inv_freq, scale;
@@ -43,15 +44,19 @@ struct WithHeadImpl : metaguard::PreTrainedModel {
   explicit WithHeadImpl(const metaguard::Config &config = {}) {
     base = register_module("base", Base());
     head = register_module("head", std::make_shared<torch::nn::Module>());
-    const bool tie = !config.is_object() || config.value("tie_in_constructor", true);
-    head_weight = head->register_parameter("weight", tie ? base->emb->weight : torch::randn({8, 4}));
+    const bool tie =
+        !config.is_object() || config.value("tie_in_constructor", true);
+    head_weight = head->register_parameter(
+        "weight", tie ? base->emb->weight : torch::randn({8, 4}));
     head_bias = head->register_parameter("bias", torch::randn({8}));
   }
   std::string base_model_prefix() const override { return "base"; }
   metaguard::TiedWeights tied_weights_keys() const override {
     return {{"head.weight", "base.emb.weight"}};
   }
-  std::vector<std::string> keys_to_ignore_on_load_missing() const override { return ignore_missing; }
+  std::vector<std::string> keys_to_ignore_on_load_missing() const override {
+    return ignore_missing;
+  }
   Base base{nullptr};
   std::shared_ptr<torch::nn::Module> head;
   torch::Tensor head_weight, head_bias;
@@ -81,14 +86,17 @@ std::string load_error(const std::function<void()> &load) {
   return "(no FormatError)";
 }
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
+#define EXPECT_CONTAINS(text, part)                                            \
+  EXPECT_NE(std::string(text).find(part), std::string::npos)                   \
+      << "'" << (part) << "' not in: " << (text)
 
 TEST(CheckpointKeys, SaveLeavesOutTiedCopiesAndComputedBuffers) {
   TempDir dir;
   WithHead model;
   save(*model, dir.path());
-  EXPECT_EQ(keys_of(dir.path()), (std::set<std::string>{"base.emb.weight", "base.rot.scale", "head.bias"}));
+  EXPECT_EQ(keys_of(dir.path()),
+            (std::set<std::string>{"base.emb.weight", "base.rot.scale",
+                                   "head.bias"}));
 }
 
 TEST(CheckpointKeys, UntiedTargetIsSavedUnderItsOwnName) {
@@ -104,10 +112,13 @@ TEST(CheckpointKeys, TiedTargetLoadsFromItsSourceAndSharesIt) {
   saved->base->rot->inv_freq.fill_(42); // computed: must not travel
   save(*saved, dir.path(), metaguard::Config{{"tie_in_constructor", false}});
   auto loaded = metaguard::from_pretrained<WithHead>(dir.path());
-  EXPECT_TRUE(torch::equal(loaded->base->emb->weight, saved->base->emb->weight));
+  EXPECT_TRUE(
+      torch::equal(loaded->base->emb->weight, saved->base->emb->weight));
   // Declared, not made by the constructor: loading ties them.
-  EXPECT_EQ(loaded->head_weight.data_ptr(), loaded->base->emb->weight.data_ptr());
-  EXPECT_TRUE(torch::equal(loaded->base->rot->inv_freq, torch::arange(4).to(torch::kFloat32)));
+  EXPECT_EQ(loaded->head_weight.data_ptr(),
+            loaded->base->emb->weight.data_ptr());
+  EXPECT_TRUE(torch::equal(loaded->base->rot->inv_freq,
+                           torch::arange(4).to(torch::kFloat32)));
 }
 
 TEST(CheckpointKeys, CheckpointHoldingTheComputedBufferLoads) {
@@ -120,7 +131,8 @@ TEST(CheckpointKeys, CheckpointHoldingTheComputedBufferLoads) {
                                {"head.bias", saved->head_bias}});
   WithHead model;
   metaguard::load_weights(*model, dir.path()); // strict: not an unexpected key
-  EXPECT_TRUE(torch::equal(model->base->rot->inv_freq, torch::arange(4).to(torch::kFloat32)));
+  EXPECT_TRUE(torch::equal(model->base->rot->inv_freq,
+                           torch::arange(4).to(torch::kFloat32)));
 }
 
 TEST(CheckpointKeys, BaseModelStripsThePrefixOfAHeadCheckpoint) {
@@ -131,15 +143,18 @@ TEST(CheckpointKeys, BaseModelStripsThePrefixOfAHeadCheckpoint) {
   auto base = metaguard::from_pretrained<Base>(dir.path());
   const std::string warning = testing::internal::GetCapturedStderr();
   EXPECT_TRUE(torch::equal(base->emb->weight, saved->base->emb->weight));
-  EXPECT_CONTAINS(warning, "head.bias"); // the head's tensors: left out, said so
+  EXPECT_CONTAINS(warning,
+                  "head.bias"); // the head's tensors: left out, said so
 }
 
 TEST(CheckpointKeys, HeadModelAddsThePrefixToABaseCheckpoint) {
   TempDir dir;
   Base saved;
   save(*saved, dir.path());
-  const std::string error = load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
-  EXPECT_CONTAINS(error, "missing keys (in the model, not in the checkpoint): head.bias;");
+  const std::string error =
+      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+  EXPECT_CONTAINS(
+      error, "missing keys (in the model, not in the checkpoint): head.bias;");
   EXPECT_CONTAINS(error, "'base.'");
   metaguard::LoadOptions lenient;
   lenient.strict = false;
@@ -148,6 +163,28 @@ TEST(CheckpointKeys, HeadModelAddsThePrefixToABaseCheckpoint) {
   testing::internal::GetCapturedStderr();
   EXPECT_TRUE(torch::equal(model->base->emb->weight, saved->emb->weight));
   EXPECT_TRUE(torch::equal(model->head_weight, saved->emb->weight));
+}
+
+TEST(CheckpointKeys, OffloadedParametersReadRenamedKeys) {
+  // On disk, a parameter is read on demand by the offload hook: under the
+  // checkpoint's name (prefix stripped) and, for a tie, under its source's.
+  TempDir dir;
+  WithHead saved;
+  save(*saved, dir.path(), metaguard::Config{{"tie_in_constructor", false}});
+  metaguard::LoadOptions options;
+  options.device_map = {{"base", "cpu"}, {"head", "disk"}};
+  auto model = metaguard::from_pretrained<WithHead>(dir.path(), options);
+  EXPECT_EQ(metaguard::offloaded_parameter_names(*model),
+            (std::vector<std::string>{"head.bias", "head.weight"}));
+  EXPECT_TRUE(torch::equal(metaguard::parameter_value(*model, "head.weight"),
+                           saved->base->emb->weight));
+
+  options.device_map = {{"emb", "disk"}, {"rot", "cpu"}};
+  testing::internal::CaptureStderr();
+  auto base = metaguard::from_pretrained<Base>(dir.path(), options);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(torch::equal(metaguard::parameter_value(*base, "emb.weight"),
+                           saved->base->emb->weight));
 }
 
 TEST(CheckpointKeys, IgnoredMissingKeysAreNotReported) {
@@ -176,11 +213,14 @@ TEST(CheckpointKeys, InvalidIgnorePatternIsNamed) {
 
 TEST(CheckpointKeys, ShapeMismatchNamesCheckpointKeyAndModelName) {
   TempDir dir;
-  metaguard::save_safetensors(dir / "model.safetensors",
-                              {{"emb.weight", torch::zeros({9, 4})}, {"rot.scale", torch::ones({2})}});
+  metaguard::save_safetensors(
+      dir / "model.safetensors",
+      {{"emb.weight", torch::zeros({9, 4})}, {"rot.scale", torch::ones({2})}});
   WithHead model;
-  const std::string error = load_error([&] { metaguard::load_weights(*model, dir.path()); });
-  EXPECT_CONTAINS(error, "tensor 'emb.weight' (for 'base.emb.weight'): shape [9, 4] in the checkpoint, [8, 4]");
+  const std::string error =
+      load_error([&] { metaguard::load_weights(*model, dir.path()); });
+  EXPECT_CONTAINS(error, "tensor 'emb.weight' (for 'base.emb.weight'): shape "
+                         "[9, 4] in the checkpoint, [8, 4]");
 }
 
 } // namespace

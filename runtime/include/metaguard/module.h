@@ -2,7 +2,8 @@
 // and PyTorch's nn.Module say it:
 //
 //   struct RotaryImpl : metaguard::Module {
-//     RotaryImpl(...) { register_buffer("inv_freq", compute(...), /*persistent=*/false); }
+//     RotaryImpl(...) { register_buffer("inv_freq", compute(...),
+//     /*persistent=*/false); }
 //   };
 //   struct GPT2LMHeadModelImpl : metaguard::PreTrainedModel {
 //     std::string base_model_prefix() const override { return "transformer"; }
@@ -46,9 +47,12 @@ public:
   // PyTorch's register_buffer(name, tensor, persistent): a non-persistent
   // buffer is part of the module (moved with it, used by forward) but not of
   // its checkpoint. Its value comes from the constructor, never from a file.
-  torch::Tensor &register_buffer(std::string name, torch::Tensor tensor, bool persistent);
+  torch::Tensor &register_buffer(std::string name, torch::Tensor tensor,
+                                 bool persistent);
   // Local names of this module's non-persistent buffers.
-  const std::set<std::string> &non_persistent_buffers() const { return non_persistent_; }
+  const std::set<std::string> &non_persistent_buffers() const {
+    return non_persistent_;
+  }
 
   // transformers' base_model_prefix: the attribute name of the base model
   // inside a model with a head ("bert", "transformer", "model"). Empty: none.
@@ -60,8 +64,12 @@ public:
   // transformers' _keys_to_ignore_on_load_missing / _unexpected: regular
   // expressions (ECMAScript, searched anywhere in the full name) for keys
   // that may be absent from / extra in a checkpoint without error or warning.
-  virtual std::vector<std::string> keys_to_ignore_on_load_missing() const { return {}; }
-  virtual std::vector<std::string> keys_to_ignore_on_load_unexpected() const { return {}; }
+  virtual std::vector<std::string> keys_to_ignore_on_load_missing() const {
+    return {};
+  }
+  virtual std::vector<std::string> keys_to_ignore_on_load_unexpected() const {
+    return {};
+  }
 
 private:
   std::set<std::string> non_persistent_;
@@ -71,6 +79,7 @@ private:
 // without tied targets that share their source's memory: what
 // save_pretrained writes (transformers' save_pretrained leaves tied copies
 // out in the same way) and what from_pretrained expects to read.
-std::vector<std::pair<std::string, torch::Tensor>> checkpoint_state(const torch::nn::Module &module);
+std::vector<std::pair<std::string, torch::Tensor>>
+checkpoint_state(const torch::nn::Module &module);
 
 } // namespace metaguard

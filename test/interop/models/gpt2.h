@@ -9,11 +9,12 @@ namespace models {
 
 struct GPT2Settings {
   explicit GPT2Settings(const metaguard::Config &c)
-      : vocab_size(c.at("vocab_size")), n_positions(c.at("n_positions")), n_embd(c.at("n_embd")),
-        n_layer(c.at("n_layer")), n_head(c.at("n_head")),
-        n_inner(config_int(c, "n_inner", 4 * n_embd)),
+      : vocab_size(c.at("vocab_size")), n_positions(c.at("n_positions")),
+        n_embd(c.at("n_embd")), n_layer(c.at("n_layer")),
+        n_head(c.at("n_head")), n_inner(config_int(c, "n_inner", 4 * n_embd)),
         layer_norm_epsilon(c.value("layer_norm_epsilon", 1e-5)),
-        activation_function(c.value("activation_function", std::string("gelu_new"))),
+        activation_function(
+            c.value("activation_function", std::string("gelu_new"))),
         tie_word_embeddings(c.value("tie_word_embeddings", true)) {}
   int64_t vocab_size, n_positions, n_embd, n_layer, n_head, n_inner;
   double layer_norm_epsilon;
@@ -27,13 +28,16 @@ struct Conv1DImpl : torch::nn::Module {
     weight = register_parameter("weight", torch::randn({in, out}) * 0.02);
     bias = register_parameter("bias", torch::zeros({out}));
   }
-  torch::Tensor forward(const torch::Tensor &x) { return torch::matmul(x, weight) + bias; }
+  torch::Tensor forward(const torch::Tensor &x) {
+    return torch::matmul(x, weight) + bias;
+  }
   torch::Tensor weight, bias;
 };
 TORCH_MODULE(Conv1D);
 
 inline torch::nn::LayerNorm gpt2_layer_norm(const GPT2Settings &s) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({s.n_embd}).eps(s.layer_norm_epsilon));
+  return torch::nn::LayerNorm(
+      torch::nn::LayerNormOptions({s.n_embd}).eps(s.layer_norm_epsilon));
 }
 
 struct GPT2AttentionImpl : torch::nn::Module {
@@ -43,7 +47,8 @@ struct GPT2AttentionImpl : torch::nn::Module {
   }
   torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &bias) {
     auto qkv = c_attn(x).chunk(3, -1);
-    return c_proj(merge_heads(attend(split_heads(qkv[0], heads), split_heads(qkv[1], heads),
+    return c_proj(merge_heads(attend(split_heads(qkv[0], heads),
+                                     split_heads(qkv[1], heads),
                                      split_heads(qkv[2], heads), bias)));
   }
   int64_t heads;
@@ -56,7 +61,9 @@ struct GPT2MLPImpl : torch::nn::Module {
     c_fc = register_module("c_fc", Conv1D(s.n_embd, s.n_inner));
     c_proj = register_module("c_proj", Conv1D(s.n_inner, s.n_embd));
   }
-  torch::Tensor forward(const torch::Tensor &x) { return c_proj(activation(act, c_fc(x))); }
+  torch::Tensor forward(const torch::Tensor &x) {
+    return c_proj(activation(act, c_fc(x)));
+  }
   std::string act;
   Conv1D c_fc{nullptr}, c_proj{nullptr};
 };
@@ -104,11 +111,14 @@ struct GPT2ModelImpl : metaguard::PreTrainedModel {
 TORCH_MODULE(GPT2Model);
 
 struct GPT2LMHeadModelImpl : metaguard::PreTrainedModel {
-  explicit GPT2LMHeadModelImpl(const metaguard::Config &config) : settings(config) {
+  explicit GPT2LMHeadModelImpl(const metaguard::Config &config)
+      : settings(config) {
     transformer = register_module("transformer", GPT2Model(settings));
     lm_head = register_module(
-        "lm_head", Projection(settings.n_embd, settings.vocab_size, /*with_bias=*/false,
-                              settings.tie_word_embeddings ? transformer->wte->weight : torch::Tensor()));
+        "lm_head",
+        Projection(settings.n_embd, settings.vocab_size, /*with_bias=*/false,
+                   settings.tie_word_embeddings ? transformer->wte->weight
+                                                : torch::Tensor()));
   }
   std::string base_model_prefix() const override { return "transformer"; }
   metaguard::TiedWeights tied_weights_keys() const override {
@@ -120,7 +130,9 @@ struct GPT2LMHeadModelImpl : metaguard::PreTrainedModel {
   std::vector<std::string> keys_to_ignore_on_load_unexpected() const override {
     return {"attn.bias", "crossattention.bias"};
   }
-  torch::Tensor forward(const torch::Tensor &input_ids) { return lm_head(transformer(input_ids)); }
+  torch::Tensor forward(const torch::Tensor &input_ids) {
+    return lm_head(transformer(input_ids));
+  }
   GPT2Settings settings;
   GPT2Model transformer{nullptr};
   Projection lm_head{nullptr};

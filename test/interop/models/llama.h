@@ -11,13 +11,16 @@ namespace models {
 struct LlamaSettings {
   explicit LlamaSettings(const metaguard::Config &c)
       : vocab_size(c.at("vocab_size")), hidden_size(c.at("hidden_size")),
-        intermediate_size(c.at("intermediate_size")), num_hidden_layers(c.at("num_hidden_layers")),
+        intermediate_size(c.at("intermediate_size")),
+        num_hidden_layers(c.at("num_hidden_layers")),
         num_attention_heads(c.at("num_attention_heads")),
-        num_key_value_heads(config_int(c, "num_key_value_heads", num_attention_heads)),
+        num_key_value_heads(
+            config_int(c, "num_key_value_heads", num_attention_heads)),
         head_dim(config_int(c, "head_dim", hidden_size / num_attention_heads)),
         rms_norm_eps(c.value("rms_norm_eps", 1e-6)), rope_theta(theta_of(c)),
         hidden_act(c.value("hidden_act", std::string("silu"))),
-        attention_bias(c.value("attention_bias", false)), mlp_bias(c.value("mlp_bias", false)),
+        attention_bias(c.value("attention_bias", false)),
+        mlp_bias(c.value("mlp_bias", false)),
         tie_word_embeddings(c.value("tie_word_embeddings", false)) {}
   // transformers 5 keeps it in rope_parameters, 4.x at the top level.
   static double theta_of(const metaguard::Config &c) {
@@ -25,8 +28,8 @@ struct LlamaSettings {
       return c["rope_parameters"].value("rope_theta", 10000.0);
     return c.value("rope_theta", 10000.0);
   }
-  int64_t vocab_size, hidden_size, intermediate_size, num_hidden_layers, num_attention_heads,
-      num_key_value_heads, head_dim;
+  int64_t vocab_size, hidden_size, intermediate_size, num_hidden_layers,
+      num_attention_heads, num_key_value_heads, head_dim;
   double rms_norm_eps, rope_theta;
   std::string hidden_act;
   bool attention_bias, mlp_bias, tie_word_embeddings;
@@ -49,9 +52,12 @@ TORCH_MODULE(LlamaRMSNorm);
 
 struct LlamaRotaryEmbeddingImpl : metaguard::Module {
   explicit LlamaRotaryEmbeddingImpl(const LlamaSettings &s) {
-    auto exponents = torch::arange(0, s.head_dim, 2, torch::kInt64).to(torch::kFloat32) / s.head_dim;
-    inv_freq = register_buffer("inv_freq", 1.0 / torch::pow(s.rope_theta, exponents),
-                               /*persistent=*/false);
+    auto exponents =
+        torch::arange(0, s.head_dim, 2, torch::kInt64).to(torch::kFloat32) /
+        s.head_dim;
+    inv_freq =
+        register_buffer("inv_freq", 1.0 / torch::pow(s.rope_theta, exponents),
+                        /*persistent=*/false);
   }
   // cos and sin [1, seq, head_dim] for positions 0..length-1, in float32.
   std::pair<torch::Tensor, torch::Tensor> forward(int64_t length) {
@@ -69,9 +75,11 @@ inline torch::Tensor rotate_half(const torch::Tensor &x) {
   return torch::cat({-x.slice(-1, half), x.slice(-1, 0, half)}, -1);
 }
 
-inline torch::Tensor apply_rotary(const torch::Tensor &x, const torch::Tensor &cos,
+inline torch::Tensor apply_rotary(const torch::Tensor &x,
+                                  const torch::Tensor &cos,
                                   const torch::Tensor &sin) {
-  auto c = cos.unsqueeze(1).to(x.scalar_type()), s = sin.unsqueeze(1).to(x.scalar_type());
+  auto c = cos.unsqueeze(1).to(x.scalar_type()),
+       s = sin.unsqueeze(1).to(x.scalar_type());
   return x * c + rotate_half(x) * s;
 }
 
@@ -79,13 +87,21 @@ struct LlamaAttentionImpl : torch::nn::Module {
   explicit LlamaAttentionImpl(const LlamaSettings &s)
       : heads(s.num_attention_heads), kv_heads(s.num_key_value_heads) {
     using torch::nn::Linear, torch::nn::LinearOptions;
-    q_proj = register_module("q_proj", Linear(LinearOptions(s.hidden_size, heads * s.head_dim).bias(s.attention_bias)));
-    k_proj = register_module("k_proj", Linear(LinearOptions(s.hidden_size, kv_heads * s.head_dim).bias(s.attention_bias)));
-    v_proj = register_module("v_proj", Linear(LinearOptions(s.hidden_size, kv_heads * s.head_dim).bias(s.attention_bias)));
-    o_proj = register_module("o_proj", Linear(LinearOptions(heads * s.head_dim, s.hidden_size).bias(s.attention_bias)));
+    q_proj = register_module(
+        "q_proj", Linear(LinearOptions(s.hidden_size, heads * s.head_dim)
+                             .bias(s.attention_bias)));
+    k_proj = register_module(
+        "k_proj", Linear(LinearOptions(s.hidden_size, kv_heads * s.head_dim)
+                             .bias(s.attention_bias)));
+    v_proj = register_module(
+        "v_proj", Linear(LinearOptions(s.hidden_size, kv_heads * s.head_dim)
+                             .bias(s.attention_bias)));
+    o_proj = register_module(
+        "o_proj", Linear(LinearOptions(heads * s.head_dim, s.hidden_size)
+                             .bias(s.attention_bias)));
   }
-  torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &cos, const torch::Tensor &sin,
-                        const torch::Tensor &bias) {
+  torch::Tensor forward(const torch::Tensor &x, const torch::Tensor &cos,
+                        const torch::Tensor &sin, const torch::Tensor &bias) {
     auto q = apply_rotary(split_heads(q_proj(x), heads), cos, sin);
     auto k = apply_rotary(split_heads(k_proj(x), kv_heads), cos, sin);
     auto v = split_heads(v_proj(x), kv_heads);
@@ -95,16 +111,23 @@ struct LlamaAttentionImpl : torch::nn::Module {
     return o_proj(merge_heads(attend(q, k, v, bias)));
   }
   int64_t heads, kv_heads;
-  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr};
+  torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr},
+      o_proj{nullptr};
 };
 TORCH_MODULE(LlamaAttention);
 
 struct LlamaMLPImpl : torch::nn::Module {
   explicit LlamaMLPImpl(const LlamaSettings &s) : act(s.hidden_act) {
     using torch::nn::Linear, torch::nn::LinearOptions;
-    gate_proj = register_module("gate_proj", Linear(LinearOptions(s.hidden_size, s.intermediate_size).bias(s.mlp_bias)));
-    up_proj = register_module("up_proj", Linear(LinearOptions(s.hidden_size, s.intermediate_size).bias(s.mlp_bias)));
-    down_proj = register_module("down_proj", Linear(LinearOptions(s.intermediate_size, s.hidden_size).bias(s.mlp_bias)));
+    gate_proj = register_module(
+        "gate_proj", Linear(LinearOptions(s.hidden_size, s.intermediate_size)
+                                .bias(s.mlp_bias)));
+    up_proj = register_module(
+        "up_proj", Linear(LinearOptions(s.hidden_size, s.intermediate_size)
+                              .bias(s.mlp_bias)));
+    down_proj = register_module(
+        "down_proj", Linear(LinearOptions(s.intermediate_size, s.hidden_size)
+                                .bias(s.mlp_bias)));
   }
   torch::Tensor forward(const torch::Tensor &x) {
     return down_proj(activation(act, gate_proj(x)) * up_proj(x));
@@ -118,12 +141,14 @@ struct LlamaDecoderLayerImpl : torch::nn::Module {
   explicit LlamaDecoderLayerImpl(const LlamaSettings &s) {
     self_attn = register_module("self_attn", LlamaAttention(s));
     mlp = register_module("mlp", LlamaMLP(s));
-    input_layernorm = register_module("input_layernorm", LlamaRMSNorm(s.hidden_size, s.rms_norm_eps));
+    input_layernorm = register_module(
+        "input_layernorm", LlamaRMSNorm(s.hidden_size, s.rms_norm_eps));
     post_attention_layernorm =
-        register_module("post_attention_layernorm", LlamaRMSNorm(s.hidden_size, s.rms_norm_eps));
+        register_module("post_attention_layernorm",
+                        LlamaRMSNorm(s.hidden_size, s.rms_norm_eps));
   }
-  torch::Tensor forward(torch::Tensor x, const torch::Tensor &cos, const torch::Tensor &sin,
-                        const torch::Tensor &bias) {
+  torch::Tensor forward(torch::Tensor x, const torch::Tensor &cos,
+                        const torch::Tensor &sin, const torch::Tensor &bias) {
     x = x + self_attn(input_layernorm(x), cos, sin, bias);
     return x + mlp(post_attention_layernorm(x));
   }
@@ -135,7 +160,8 @@ TORCH_MODULE(LlamaDecoderLayer);
 
 struct LlamaModelImpl : metaguard::PreTrainedModel {
   explicit LlamaModelImpl(const LlamaSettings &s) {
-    embed_tokens = register_module("embed_tokens", torch::nn::Embedding(s.vocab_size, s.hidden_size));
+    embed_tokens = register_module(
+        "embed_tokens", torch::nn::Embedding(s.vocab_size, s.hidden_size));
     layers = register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < s.num_hidden_layers; ++i)
       layers->push_back(LlamaDecoderLayer(s));
@@ -160,11 +186,15 @@ struct LlamaModelImpl : metaguard::PreTrainedModel {
 TORCH_MODULE(LlamaModel);
 
 struct LlamaForCausalLMImpl : metaguard::PreTrainedModel {
-  explicit LlamaForCausalLMImpl(const metaguard::Config &config) : settings(config) {
+  explicit LlamaForCausalLMImpl(const metaguard::Config &config)
+      : settings(config) {
     model = register_module("model", LlamaModel(settings));
     lm_head = register_module(
-        "lm_head", Projection(settings.hidden_size, settings.vocab_size, /*with_bias=*/false,
-                              settings.tie_word_embeddings ? model->embed_tokens->weight : torch::Tensor()));
+        "lm_head",
+        Projection(settings.hidden_size, settings.vocab_size,
+                   /*with_bias=*/false,
+                   settings.tie_word_embeddings ? model->embed_tokens->weight
+                                                : torch::Tensor()));
   }
   std::string base_model_prefix() const override { return "model"; }
   metaguard::TiedWeights tied_weights_keys() const override {
@@ -172,7 +202,9 @@ struct LlamaForCausalLMImpl : metaguard::PreTrainedModel {
       return {};
     return {{"lm_head.weight", "model.embed_tokens.weight"}};
   }
-  torch::Tensor forward(const torch::Tensor &input_ids) { return lm_head(model(input_ids)); }
+  torch::Tensor forward(const torch::Tensor &input_ids) {
+    return lm_head(model(input_ids));
+  }
   LlamaSettings settings;
   LlamaModel model{nullptr};
   Projection lm_head{nullptr};
