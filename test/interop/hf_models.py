@@ -11,9 +11,11 @@ import transformers
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-# Tolerance of every logits comparison: both sides compute in float32.
-RTOL = 1e-4
-ATOL = 1e-4
+# Tolerance of every logits comparison: both sides compute in float32 and
+# differ by about 1e-6 (summation order); a GELU variant swapped for another
+# already differs by 2e-4.
+RTOL = 1e-5
+ATOL = 1e-5
 
 ARCHS = {
     "gpt2": (transformers.GPT2Config, transformers.GPT2LMHeadModel,

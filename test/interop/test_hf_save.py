@@ -33,9 +33,13 @@ def check_files(path, sharded):
     """The layout transformers writes: one model.safetensors, or shards named
     by an index whose weight_map matches their contents."""
     tensors, metadata = state_of(path)
+    config = json.loads((path / "config.json").read_text())
     for name, meta in metadata.items():
         assert meta.get("format") == "pt", f"{name}: metadata {meta}"
+        # metaguard's one addition: the config committed with the weights.
         assert set(meta) <= {"format", "metaguard.config"}, f"{name}: metadata {meta}"
+        if "metaguard.config" in meta:
+            assert json.loads(meta["metaguard.config"]) == config
     index = path / "model.safetensors.index.json"
     assert index.exists() == sharded
     if sharded:
