@@ -5,6 +5,8 @@
 #include <metaguard/policy.h>
 #include <metaguard/safetensors_weights_map.h>
 
+#include "checkpoint_keys.h"
+
 #include <torch/torch.h>
 
 #include <iostream>
@@ -75,34 +77,35 @@ torch::Dtype target_dtype(const torch::Tensor &slot, const LoadOptions &options)
 // Missing/unexpected keys, shape mismatches and unloadable dtypes, all found
 // before any slot changes: a failed load leaves the module as it was.
 void check_keys(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
-                const LoadOptions &options) {
+                const detail::CheckpointKeys &keys, const LoadOptions &options) {
   const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
-  std::set<std::string> in_model;
-  std::vector<std::string> missing, mismatched, unexpected;
+  std::vector<std::string> mismatched;
   for (const auto &slot : slots) {
-    in_model.insert(slot.name);
-    if (!checkpoint.contains(slot.name)) {
-      missing.push_back(slot.name);
+    const std::string *key = keys.source_of(slot.name);
+    if (!key)
       continue;
-    }
-    const TensorInfo &info = checkpoint.info(slot.name);
+    const std::string named = *key == slot.name ? "tensor '" + slot.name + "'"
+                                                : "tensor '" + *key + "' (for '" + slot.name + "')";
+    const TensorInfo &info = checkpoint.info(*key);
     if (slot.tensor.sizes() != c10::IntArrayRef(info.shape))
-      mismatched.push_back("tensor '" + slot.name + "': shape " + shape_text(info.shape) +
-                           " in the checkpoint, " + shape_text(slot.tensor.sizes()) +
-                           " in the model");
+      mismatched.push_back(named + ": shape " + shape_text(info.shape) + " in the checkpoint, " +
+                           shape_text(slot.tensor.sizes()) + " in the model");
     else if (!torch_dtype_from_safetensors(info.dtype))
-      throw FormatError(where + ": tensor '" + slot.name + "' has dtype " + info.dtype +
+      throw FormatError(where + ": " + named + " has dtype " + info.dtype +
                         ", which LibTorch 1.13 cannot hold (file '" +
-                        checkpoint.file_of(slot.name).path().string() + "')");
+                        checkpoint.file_of(*key).path().string() + "')");
   }
-  for (const auto &name : checkpoint.names())
-    if (!in_model.count(name))
-      unexpected.push_back(name);
+  const std::string note = keys.prefix_note().empty() ? "" : " (" + keys.prefix_note() + ")";
   if (!mismatched.empty())
-    throw FormatError(where + " does not fit the model: " + join(mismatched));
+    throw FormatError(where + " does not fit the model" + note + ": " + join(mismatched));
+  if (!keys.head_keys().empty())
+    warn(where + " holds tensors of a head the model has no place for, not loaded: " +
+         join(keys.head_keys()));
+  const auto &missing = keys.missing();
+  const auto &unexpected = keys.unexpected();
   if (missing.empty() && unexpected.empty())
     return;
-  std::string message = where + " does not match the model:";
+  std::string message = where + " does not match the model" + note + ":";
   if (!missing.empty())
     message += " missing keys (in the model, not in the checkpoint): " + join(missing) + ";";
   if (!unexpected.empty())
@@ -155,10 +158,11 @@ torch::Device execution_device(const DeviceMap &resolved) {
 // Missing tensors still on meta would make a silently empty model: give
 // them zeros on their device and say so.
 void zero_missing_meta(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
-                       const DeviceMap &resolved, const DeviceMap &requested) {
+                       const detail::CheckpointKeys &keys, const DeviceMap &resolved,
+                       const DeviceMap &requested) {
   std::vector<std::string> zeroed;
   for (const auto &slot : slots) {
-    if (checkpoint.contains(slot.name) || !slot.tensor.is_meta())
+    if (keys.source_of(slot.name) || !slot.tensor.is_meta())
       continue;
     const Placement placement = placement_of(resolved, requested, slot);
     const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
@@ -229,27 +233,34 @@ bool has_buffers(const torch::nn::Module &module) {
 }
 
 bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
+  const CheckpointKeys keys(module, checkpoint);
   for (const auto &slot : slots_of(module))
-    if (!checkpoint.contains(slot.name))
+    if (!keys.source_of(slot.name))
       return false;
   return true;
 }
 
 void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
+  const CheckpointKeys keys(module, checkpoint);
   release_to_meta(module, /*include_buffers=*/true,
-                  [&](const std::string &name) { return checkpoint.contains(name); });
+                  [&](const std::string &name) { return keys.source_of(name) != nullptr; });
 }
 
 void load_checkpoint(torch::nn::Module &module,
                      const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
                      const DeviceMap &map, const LoadOptions &options) {
   const auto slots = slots_of(module);
-  check_keys(slots, *checkpoint, options);
+  const CheckpointKeys keys(module, *checkpoint);
+  check_keys(slots, *checkpoint, keys, options);
   const DeviceMap resolved = resolve_placements(module, slots, map, options);
   std::map<std::string, torch::Dtype> disk_dtypes;
+  // Tensors read so far by checkpoint key: a tied target takes its source's
+  // tensor itself (one copy in memory, as transformers' tie_weights).
+  std::map<std::string, torch::Tensor> loaded;
   torch::NoGradGuard no_grad;
   for (const auto &slot : slots) {
-    if (!checkpoint->contains(slot.name))
+    const std::string *key = keys.source_of(slot.name);
+    if (!key)
       continue;
     const Placement placement = placement_of(resolved, map, slot);
     const torch::Dtype dtype = target_dtype(slot.tensor, options);
@@ -263,17 +274,27 @@ void load_checkpoint(torch::nn::Module &module,
     // Buffers stay in memory, on the device offloaded layers run on
     // (accelerate does not offload buffers by default).
     const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
-    replace_in_place(slot.tensor, checkpoint->tensor(slot.name, dtype, device));
+    const auto earlier = loaded.find(*key);
+    if (earlier != loaded.end() && earlier->second.scalar_type() == dtype &&
+        earlier->second.device() == device) {
+      if (!detail::shares_memory(slot.tensor, earlier->second))
+        replace_in_place(slot.tensor, earlier->second);
+      continue;
+    }
+    replace_in_place(slot.tensor, checkpoint->tensor(*key, dtype, device));
+    loaded.emplace(*key, slot.tensor);
   }
-  zero_missing_meta(slots, *checkpoint, resolved, map);
+  zero_missing_meta(slots, *checkpoint, keys, resolved, map);
   if (!disk_dtypes.empty()) {
     // Only convert what differs from the checkpoint: the rest is zero-copy.
     for (auto it = disk_dtypes.begin(); it != disk_dtypes.end();)
-      it = torch_dtype_from_safetensors(checkpoint->info(it->first).dtype) == it->second
+      it = torch_dtype_from_safetensors(checkpoint->info(*keys.source_of(it->first)).dtype) ==
+                   it->second
                ? disk_dtypes.erase(it)
                : std::next(it);
     attach_offload_hooks(module, resolved,
-                         std::make_shared<SafetensorsWeightsMap>(checkpoint, std::move(disk_dtypes)));
+                         std::make_shared<SafetensorsWeightsMap>(checkpoint, std::move(disk_dtypes),
+                                                                 keys.renamed()));
   }
 }
 

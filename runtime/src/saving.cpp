@@ -1,4 +1,5 @@
 #include <metaguard/checkpoint.h>
+#include <metaguard/module.h>
 #include <metaguard/offload_hook.h>
 #include <metaguard/pretrained_model.h>
 #include <metaguard/saving.h>
@@ -30,17 +31,11 @@ struct Entry {
   std::int64_t nbytes;
 };
 
+// Non-persistent buffers and tied copies are left out (checkpoint_state).
 std::vector<Entry> entries_of(const torch::nn::Module &module) {
   std::vector<Entry> entries;
-  auto add = [&](const std::string &name, const torch::Tensor &t) {
-    if (!t.defined()) // a placeholder (e.g. MultiheadAttention's unused q_proj_weight)
-      return;
+  for (const auto &[name, t] : checkpoint_state(module))
     entries.push_back({name, t, t.numel() * static_cast<std::int64_t>(t.element_size())});
-  };
-  for (const auto &item : module.named_parameters(/*recurse=*/true))
-    add(item.key(), item.value());
-  for (const auto &item : module.named_buffers(/*recurse=*/true))
-    add(item.key(), item.value());
   return entries;
 }
 

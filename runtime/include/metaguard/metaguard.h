@@ -10,6 +10,7 @@
 #include <metaguard/dtype.h>
 #include <metaguard/errors.h>
 #include <metaguard/loading.h>
+#include <metaguard/module.h>
 #include <metaguard/offload_folder.h>
 #include <metaguard/offload_hook.h>
 #include <metaguard/policy.h>

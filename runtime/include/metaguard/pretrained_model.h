@@ -4,6 +4,7 @@
 #pragma once
 
 #include <metaguard/config.h>
+#include <metaguard/module.h>
 
 #include <torch/nn/module.h>
 
@@ -11,9 +12,11 @@
 
 namespace metaguard {
 
-class PreTrainedModel : public torch::nn::Module {
+// Its checkpoint declarations (base_model_prefix, tied_weights_keys, ...)
+// come from metaguard::Module.
+class PreTrainedModel : public Module {
 public:
-  using torch::nn::Module::Module;
+  using Module::Module;
   ~PreTrainedModel() override;
 
   // The overloads with a device throw OffloadError listing the offloaded

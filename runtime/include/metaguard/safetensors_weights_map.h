@@ -17,8 +17,12 @@ class SafetensorsWeightsMap : public WeightsMap {
 public:
   // `dtypes` converts the named tensors on load (from_pretrained uses it when
   // LoadOptions.dtype or the model's dtype differs from the checkpoint's).
+  // `keys` reads a name from another checkpoint key (a model name -> key map:
+  // a base model prefix added or stripped, a tied target read from its
+  // source); names without an entry are keys themselves.
   explicit SafetensorsWeightsMap(std::shared_ptr<const SafetensorsCheckpoint> checkpoint,
-                                 std::map<std::string, torch::Dtype> dtypes = {});
+                                 std::map<std::string, torch::Dtype> dtypes = {},
+                                 std::map<std::string, std::string> keys = {});
   explicit SafetensorsWeightsMap(const std::filesystem::path &location,
                                  const SafetensorsOptions &options = {});
 
@@ -32,8 +36,11 @@ public:
   const SafetensorsCheckpoint &checkpoint() const { return *checkpoint_; }
 
 private:
+  const std::string &key_of(const std::string &name) const;
+
   std::shared_ptr<const SafetensorsCheckpoint> checkpoint_;
   std::map<std::string, torch::Dtype> dtypes_;
+  std::map<std::string, std::string> keys_;
 };
 
 } // namespace metaguard

@@ -1,0 +1,181 @@
+#include "checkpoint_keys.h"
+#include "module_walk.h"
+
+#include <metaguard/errors.h>
+
+#include <algorithm>
+
+namespace metaguard::detail {
+namespace {
+
+std::vector<std::regex> compile(const std::vector<std::string> &patterns,
+                                const char *list) {
+  std::vector<std::regex> compiled;
+  for (const auto &pattern : patterns) {
+    try {
+      compiled.emplace_back(pattern);
+    } catch (const std::regex_error &error) {
+      throw Error(std::string("the model's ") + list + " holds '" + pattern +
+                  "', which is not a valid regular expression (" +
+                  error.what() + ")");
+    }
+  }
+  return compiled;
+}
+
+bool matches_any(const std::vector<std::regex> &patterns,
+                 const std::string &name) {
+  return std::any_of(
+      patterns.begin(), patterns.end(),
+      [&](const std::regex &re) { return std::regex_search(name, re); });
+}
+
+bool starts_with(const std::string &name, const std::string &prefix) {
+  return name.size() > prefix.size() &&
+         name.compare(0, prefix.size(), prefix) == 0 &&
+         name[prefix.size()] == '.';
+}
+
+// How the model's names and the checkpoint's differ by the base prefix.
+enum class PrefixMode { Same, Add, Strip };
+
+struct KeyRule {
+  PrefixMode mode = PrefixMode::Same;
+  std::string prefix;
+
+  std::string key_of(const std::string &name) const {
+    if (mode == PrefixMode::Add && starts_with(name, prefix))
+      return name.substr(prefix.size() + 1);
+    if (mode == PrefixMode::Strip)
+      return prefix + "." + name;
+    return name;
+  }
+};
+
+// transformers' rule: a model that has the base model as a sub-module and a
+// checkpoint without it (a base model's) drops the prefix from its names; a
+// base model meeting a checkpoint with the prefix (a model with a head)
+// adds it.
+KeyRule key_rule(const std::string &prefix,
+                 const std::vector<std::string> &model_names,
+                 const SafetensorsCheckpoint &checkpoint) {
+  if (prefix.empty())
+    return {};
+  auto has = [&](const std::vector<std::string> &names) {
+    return std::any_of(names.begin(), names.end(), [&](const std::string &n) {
+      return starts_with(n, prefix);
+    });
+  };
+  const bool model_has = has(model_names),
+             checkpoint_has = has(checkpoint.names());
+  if (model_has && !checkpoint_has)
+    return {PrefixMode::Add, prefix};
+  if (!model_has && checkpoint_has)
+    return {PrefixMode::Strip, prefix};
+  return {};
+}
+
+} // namespace
+
+Declarations declarations_of(const torch::nn::Module &root) {
+  Declarations declared;
+  for_each_module(root, [&](const std::string &path,
+                            const torch::nn::Module &module) {
+    const auto *declaring = dynamic_cast<const Module *>(&module);
+    if (!declaring)
+      return;
+    for (const auto &buffer : declaring->non_persistent_buffers())
+      declared.non_persistent.insert(join_name(path, buffer));
+    for (const auto &[target, source] : declaring->tied_weights_keys())
+      declared.tied.emplace(join_name(path, target), join_name(path, source));
+  });
+  if (const auto *model = dynamic_cast<const Module *>(&root)) {
+    declared.base_model_prefix = model->base_model_prefix();
+    declared.ignore_missing = compile(model->keys_to_ignore_on_load_missing(),
+                                      "keys_to_ignore_on_load_missing");
+    declared.ignore_unexpected =
+        compile(model->keys_to_ignore_on_load_unexpected(),
+                "keys_to_ignore_on_load_unexpected");
+  }
+  return declared;
+}
+
+bool shares_memory(const torch::Tensor &a, const torch::Tensor &b) {
+  if (a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl())
+    return true;
+  return a.defined() && b.defined() && !a.is_meta() && !b.is_meta() &&
+         a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() &&
+         a.dtype() == b.dtype();
+}
+
+CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
+                               const SafetensorsCheckpoint &checkpoint) {
+  const Declarations declared = declarations_of(module);
+  std::vector<std::string>
+      names; // persistent tensors, the ones a checkpoint holds
+  for (const auto &item : module.named_parameters(/*recurse=*/true))
+    if (item.value().defined())
+      names.push_back(item.key());
+  for (const auto &item : module.named_buffers(/*recurse=*/true))
+    if (item.value().defined() && !declared.non_persistent.count(item.key()))
+      names.push_back(item.key());
+
+  const KeyRule rule = key_rule(declared.base_model_prefix, names, checkpoint);
+  if (rule.mode == PrefixMode::Add)
+    prefix_note_ =
+        "the checkpoint is of a base model: its keys were read under '" +
+        rule.prefix + ".'";
+  else if (rule.mode == PrefixMode::Strip)
+    prefix_note_ = "the checkpoint is of a model with a head: keys under '" +
+                   rule.prefix + ".' were read without that prefix";
+
+  std::set<std::string> used;
+  for (const auto &name : names) {
+    const std::string own = rule.key_of(name);
+    const auto tie = declared.tied.find(name);
+    if (tie != declared.tied.end() &&
+        checkpoint.contains(rule.key_of(tie->second))) {
+      // A tied target always takes its source's value, as after transformers'
+      // tie_weights; a copy of its own in the checkpoint is superseded.
+      sources_.emplace(name, rule.key_of(tie->second));
+      used.insert(own);
+      continue;
+    }
+    if (checkpoint.contains(own)) {
+      sources_.emplace(name, own);
+      used.insert(own);
+    } else if (!matches_any(declared.ignore_missing, name)) {
+      missing_.push_back(name);
+    }
+  }
+
+  // A checkpoint may still hold a buffer the model no longer persists (an
+  // older save of a rotary inv_freq or position ids): not a surprise.
+  std::set<std::string> computed;
+  for (const auto &buffer : declared.non_persistent)
+    computed.insert(rule.key_of(buffer));
+  for (const auto &key : checkpoint.names()) {
+    if (used.count(key) || computed.count(key) ||
+        matches_any(declared.ignore_unexpected, key))
+      continue;
+    if (rule.mode == PrefixMode::Strip && !starts_with(key, rule.prefix))
+      head_keys_.push_back(key);
+    else
+      unexpected_.push_back(key);
+  }
+}
+
+const std::string *CheckpointKeys::source_of(const std::string &name) const {
+  const auto it = sources_.find(name);
+  return it == sources_.end() ? nullptr : &it->second;
+}
+
+std::map<std::string, std::string> CheckpointKeys::renamed() const {
+  std::map<std::string, std::string> renamed;
+  for (const auto &[name, key] : sources_)
+    if (name != key)
+      renamed.emplace(name, key);
+  return renamed;
+}
+
+} // namespace metaguard::detail

@@ -1,0 +1,60 @@
+// Which checkpoint key each tensor of a model is read from, following the
+// model's declarations (metaguard::Module) the way transformers'
+// from_pretrained follows its model classes': base_model_prefix added or
+// stripped, tied targets read from their source, non-persistent buffers
+// never read, ignore lists applied to the missing / unexpected reports.
+#pragma once
+
+#include <metaguard/checkpoint.h>
+#include <metaguard/module.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace metaguard::detail {
+
+// The declarations of a model, with full names.
+struct Declarations {
+  std::set<std::string> non_persistent; // buffers
+  TiedWeights tied;                     // target -> source
+  std::string base_model_prefix;
+  std::vector<std::regex> ignore_missing;
+  std::vector<std::regex> ignore_unexpected;
+};
+
+Declarations declarations_of(const torch::nn::Module &root);
+
+// Whether two tensors are the same memory (a tie): one tensor object, or the
+// same data, shape and dtype.
+bool shares_memory(const torch::Tensor &a, const torch::Tensor &b);
+
+class CheckpointKeys {
+public:
+  CheckpointKeys(const torch::nn::Module &module,
+                 const SafetensorsCheckpoint &checkpoint);
+
+  // The checkpoint key the tensor `name` of the model is read from, or
+  // nullptr when the checkpoint has none for it.
+  const std::string *source_of(const std::string &name) const;
+  // Tensors of the model whose key the checkpoint lacks (ignored ones left
+  // out).
+  const std::vector<std::string> &missing() const { return missing_; }
+  // Checkpoint keys nothing in the model reads (ignored ones left out).
+  const std::vector<std::string> &unexpected() const { return unexpected_; }
+  // Keys of a head a base model has no place for (the prefix was stripped).
+  const std::vector<std::string> &head_keys() const { return head_keys_; }
+  // Model name -> checkpoint key, for the names that differ.
+  std::map<std::string, std::string> renamed() const;
+  // "", or what was done with the base model prefix, for messages.
+  const std::string &prefix_note() const { return prefix_note_; }
+
+private:
+  std::map<std::string, std::string> sources_;
+  std::vector<std::string> missing_, unexpected_, head_keys_;
+  std::string prefix_note_;
+};
+
+} // namespace metaguard::detail

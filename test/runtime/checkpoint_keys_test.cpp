@@ -1,0 +1,226 @@
+// metaguard::Module's checkpoint declarations: non-persistent buffers, tied
+// weights, base_model_prefix and the ignore lists, through save_pretrained,
+// from_pretrained and load_weights. (test/interop/ checks the same against
+// checkpoints transformers wrote.)
+#include <metaguard/metaguard.h>
+
+#include "loading_test_util.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace {
+
+using metaguard::FormatError;
+using metaguard_test::TempDir;
+
+// A base model: an embedding and a sub-module with a computed buffer (not in
+// checkpoints) and a persistent one.
+struct RotaryImpl : metaguard::Module {
+  RotaryImpl() {
+    inv_freq = register_buffer("inv_freq", torch::arange(4).to(torch::kFloat32),
+                               /*persistent=*/false);
+    scale = register_buffer("scale", torch::ones({2}));
+  }
+  torch::Tensor inv_freq, scale;
+};
+TORCH_MODULE(Rotary);
+
+struct BaseImpl : metaguard::PreTrainedModel {
+  explicit BaseImpl(const metaguard::Config & = {}) {
+    emb = register_module("emb", torch::nn::Embedding(8, 4));
+    rot = register_module("rot", Rotary());
+  }
+  std::string base_model_prefix() const override { return "base"; }
+  torch::nn::Embedding emb{nullptr};
+  Rotary rot{nullptr};
+};
+TORCH_MODULE(Base);
+
+// The base plus a head whose weight is tied to the embedding. With
+// config["tie_in_constructor"] false the model declares the tie without
+// making it (loading must make it).
+struct WithHeadImpl : metaguard::PreTrainedModel {
+  explicit WithHeadImpl(const metaguard::Config &config = {}) {
+    base = register_module("base", Base());
+    head = register_module("head", std::make_shared<torch::nn::Module>());
+    const bool tie =
+        !config.is_object() || config.value("tie_in_constructor", true);
+    head_weight = head->register_parameter(
+        "weight", tie ? base->emb->weight : torch::randn({8, 4}));
+    head_bias = head->register_parameter("bias", torch::randn({8}));
+  }
+  std::string base_model_prefix() const override { return "base"; }
+  metaguard::TiedWeights tied_weights_keys() const override {
+    return {{"head.weight", "base.emb.weight"}};
+  }
+  std::vector<std::string> keys_to_ignore_on_load_missing() const override {
+    return ignore_missing;
+  }
+  Base base{nullptr};
+  std::shared_ptr<torch::nn::Module> head;
+  torch::Tensor head_weight, head_bias;
+  std::vector<std::string> ignore_missing;
+};
+TORCH_MODULE(WithHead);
+
+// Models built by hand remember no config: give config.json one.
+void save(const torch::nn::Module &model, const std::filesystem::path &dir,
+          metaguard::Config config = metaguard::Config::object()) {
+  metaguard::SaveOptions options;
+  options.config = std::move(config);
+  metaguard::save_pretrained(model, dir, options);
+}
+
+std::set<std::string> keys_of(const std::filesystem::path &dir) {
+  metaguard::SafetensorsCheckpoint checkpoint(dir);
+  return {checkpoint.names().begin(), checkpoint.names().end()};
+}
+
+std::string load_error(const std::function<void()> &load) {
+  try {
+    load();
+  } catch (const FormatError &e) {
+    return e.what();
+  }
+  return "(no FormatError)";
+}
+
+#define EXPECT_CONTAINS(text, part)                                            \
+  EXPECT_NE(std::string(text).find(part), std::string::npos)                   \
+      << "'" << (part) << "' not in: " << (text)
+
+TEST(CheckpointKeys, SaveLeavesOutTiedCopiesAndComputedBuffers) {
+  TempDir dir;
+  WithHead model;
+  save(*model, dir.path());
+  EXPECT_EQ(keys_of(dir.path()),
+            (std::set<std::string>{"base.emb.weight", "base.rot.scale",
+                                   "head.bias"}));
+}
+
+TEST(CheckpointKeys, UntiedTargetIsSavedUnderItsOwnName) {
+  TempDir dir;
+  WithHead model(metaguard::Config{{"tie_in_constructor", false}});
+  save(*model, dir.path());
+  EXPECT_EQ(keys_of(dir.path()).count("head.weight"), 1U);
+}
+
+TEST(CheckpointKeys, TiedTargetLoadsFromItsSourceAndSharesIt) {
+  TempDir dir;
+  WithHead saved;
+  saved->base->rot->inv_freq.fill_(42); // computed: must not travel
+  save(*saved, dir.path(), metaguard::Config{{"tie_in_constructor", false}});
+  auto loaded = metaguard::from_pretrained<WithHead>(dir.path());
+  EXPECT_TRUE(
+      torch::equal(loaded->base->emb->weight, saved->base->emb->weight));
+  // Declared, not made by the constructor: loading ties them.
+  EXPECT_EQ(loaded->head_weight.data_ptr(),
+            loaded->base->emb->weight.data_ptr());
+  EXPECT_TRUE(torch::equal(loaded->base->rot->inv_freq,
+                           torch::arange(4).to(torch::kFloat32)));
+}
+
+TEST(CheckpointKeys, CheckpointHoldingTheComputedBufferLoads) {
+  TempDir dir;
+  WithHead saved;
+  metaguard::save_safetensors(dir / "model.safetensors",
+                              {{"base.emb.weight", saved->base->emb->weight},
+                               {"base.rot.scale", saved->base->rot->scale},
+                               {"base.rot.inv_freq", torch::full({4}, 7.0)},
+                               {"head.bias", saved->head_bias}});
+  WithHead model;
+  metaguard::load_weights(*model, dir.path()); // strict: not an unexpected key
+  EXPECT_TRUE(torch::equal(model->base->rot->inv_freq,
+                           torch::arange(4).to(torch::kFloat32)));
+}
+
+TEST(CheckpointKeys, BaseModelStripsThePrefixOfAHeadCheckpoint) {
+  TempDir dir;
+  WithHead saved;
+  save(*saved, dir.path());
+  testing::internal::CaptureStderr();
+  auto base = metaguard::from_pretrained<Base>(dir.path());
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(torch::equal(base->emb->weight, saved->base->emb->weight));
+  EXPECT_CONTAINS(warning,
+                  "head.bias"); // the head's tensors: left out, said so
+}
+
+TEST(CheckpointKeys, HeadModelAddsThePrefixToABaseCheckpoint) {
+  TempDir dir;
+  Base saved;
+  save(*saved, dir.path());
+  const std::string error =
+      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+  EXPECT_CONTAINS(
+      error, "missing keys (in the model, not in the checkpoint): head.bias;");
+  EXPECT_CONTAINS(error, "'base.'");
+  metaguard::LoadOptions lenient;
+  lenient.strict = false;
+  testing::internal::CaptureStderr();
+  auto model = metaguard::from_pretrained<WithHead>(dir.path(), lenient);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(torch::equal(model->base->emb->weight, saved->emb->weight));
+  EXPECT_TRUE(torch::equal(model->head_weight, saved->emb->weight));
+}
+
+TEST(CheckpointKeys, OffloadedParametersReadRenamedKeys) {
+  // On disk, a parameter is read on demand by the offload hook: under the
+  // checkpoint's name (prefix stripped) and, for a tie, under its source's.
+  TempDir dir;
+  WithHead saved;
+  save(*saved, dir.path(), metaguard::Config{{"tie_in_constructor", false}});
+  metaguard::LoadOptions options;
+  options.device_map = {{"base", "cpu"}, {"head", "disk"}};
+  auto model = metaguard::from_pretrained<WithHead>(dir.path(), options);
+  EXPECT_EQ(metaguard::offloaded_parameter_names(*model),
+            (std::vector<std::string>{"head.bias", "head.weight"}));
+  EXPECT_TRUE(torch::equal(metaguard::parameter_value(*model, "head.weight"),
+                           saved->base->emb->weight));
+
+  options.device_map = {{"emb", "disk"}, {"rot", "cpu"}};
+  testing::internal::CaptureStderr();
+  auto base = metaguard::from_pretrained<Base>(dir.path(), options);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(torch::equal(metaguard::parameter_value(*base, "emb.weight"),
+                           saved->base->emb->weight));
+}
+
+TEST(CheckpointKeys, IgnoredMissingKeysAreNotReported) {
+  TempDir dir;
+  Base saved;
+  save(*saved, dir.path());
+  WithHead model;
+  model->ignore_missing = {"^head\\.b"};
+  metaguard::load_weights(*model, dir.path());
+  EXPECT_TRUE(torch::equal(model->base->emb->weight, saved->emb->weight));
+}
+
+TEST(CheckpointKeys, InvalidIgnorePatternIsNamed) {
+  TempDir dir;
+  Base saved;
+  save(*saved, dir.path());
+  WithHead model;
+  model->ignore_missing = {"head("};
+  try {
+    metaguard::load_weights(*model, dir.path());
+    FAIL() << "no error";
+  } catch (const metaguard::Error &e) {
+    EXPECT_CONTAINS(e.what(), "keys_to_ignore_on_load_missing holds 'head('");
+  }
+}
+
+TEST(CheckpointKeys, ShapeMismatchNamesCheckpointKeyAndModelName) {
+  TempDir dir;
+  metaguard::save_safetensors(
+      dir / "model.safetensors",
+      {{"emb.weight", torch::zeros({9, 4})}, {"rot.scale", torch::ones({2})}});
+  WithHead model;
+  const std::string error =
+      load_error([&] { metaguard::load_weights(*model, dir.path()); });
+  EXPECT_CONTAINS(error, "tensor 'emb.weight' (for 'base.emb.weight'): shape "
+                         "[9, 4] in the checkpoint, [8, 4]");
+}
+
+} // namespace
