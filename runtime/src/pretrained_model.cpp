@@ -2,6 +2,7 @@
 #include <metaguard/policy.h>
 #include <metaguard/pretrained_model.h>
 
+#include "offload_dispatch.h"
 #include "offload_registry.h"
 
 namespace metaguard {
@@ -36,7 +37,10 @@ void PreTrainedModel::to(torch::Dtype dtype, bool non_blocking) {
   // A dtype change moves nothing, so accelerate allows it on a dispatched
   // model and so do we: offloaded parameters stay meta with the new dtype,
   // and their hooks convert the stored values each time they are loaded.
-  Module::to(dtype, non_blocking);
+  {
+    detail::MetaOnlyScope shapes_only; // offloaded parameters convert as meta tensors, without loading
+    Module::to(dtype, non_blocking);
+  }
   detail::adopt_offloaded_dtypes(*this);
 }
 
