@@ -39,8 +39,6 @@ const OffloadTicket *ticket_of(const torch::Tensor &tensor) {
   return static_cast<const OffloadTicket *>(ptr.get_context());
 }
 
-thread_local bool t_meta_only = false;
-
 std::string op_name(const c10::OperatorHandle &op) {
   const auto &name = op.schema().operator_name();
   return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
@@ -72,9 +70,25 @@ std::optional<std::string> record_problem(const OffloadHook &hook, const Offload
   return std::nullopt;
 }
 
+// How an operator uses an argument.
+enum class Use {
+  Read,
+  Write,
+  // The target of set_data (and so of Module::to on a plain module): LibTorch
+  // asks this operator whether the new value may replace the tensor's.
+  SetDataTarget,
+};
+
+Use use_of(const c10::OperatorHandle &op, std::size_t index) {
+  const auto &argument = op.schema().arguments()[index];
+  if (index == 0 && op.schema().name() == "aten::_has_compatible_shallow_copy_type")
+    return Use::SetDataTarget;
+  return argument.alias_info() != nullptr && argument.alias_info()->isWrite() ? Use::Write : Use::Read;
+}
+
 // The real value of one offloaded argument, or the argument itself when a
 // rule is broken and the policy lets the operator go on.
-torch::Tensor onload(const c10::OperatorHandle &op, const torch::Tensor &tensor, bool written) {
+torch::Tensor onload(const c10::OperatorHandle &op, const torch::Tensor &tensor, Use use) {
   const OffloadTicket *ticket = ticket_of(tensor);
   if (ticket == nullptr) {
     refuse(op, "<unknown>",
@@ -90,12 +104,14 @@ torch::Tensor onload(const c10::OperatorHandle &op, const torch::Tensor &tensor,
            "destroyed), so its data cannot be found");
     return tensor;
   }
-  if (written && op.schema().name() == "aten::set_data") {
+  if (use == Use::SetDataTarget) {
+    // Answered with the meta tensor, LibTorch refuses the set_data itself.
     refuse(op, ticket->name,
-           "set_data would move or replace it by hand (the hook would go on loading the original values)");
+           "set_data (or Module::to on a module that is not a PreTrainedModel) would move or replace it by "
+           "hand, and its hook would go on loading the original values");
     return tensor;
   }
-  if (written && verify_on_materialise()) {
+  if (use == Use::Write && verify_on_materialise()) {
     refuse(op, ticket->name,
            "the operator writes into it; an offloaded parameter is reloaded from its file at every use, so "
            "the write would be lost");
@@ -118,15 +134,15 @@ class CallLoads {
 public:
   CallLoads(const c10::OperatorHandle &op) : op_(op) {}
 
-  c10::IValue real(const c10::IValue &value, bool written) {
+  c10::IValue real(const c10::IValue &value, Use use) {
     if (!value.isTensor() || !value.toTensor().key_set().has(kKey))
       return value;
     const torch::Tensor &tensor = value.toTensor();
     const c10::StorageImpl *storage = tensor.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl();
     for (const auto &[seen, loaded] : loaded_)
-      if (seen == storage && !written)
+      if (seen == storage && use == Use::Read)
         return loaded;
-    torch::Tensor loaded = onload(op_, tensor, written);
+    torch::Tensor loaded = onload(op_, tensor, use);
     loaded_.emplace_back(storage, loaded);
     return loaded;
   }
@@ -142,14 +158,14 @@ void replace_offloaded(const c10::OperatorHandle &op, torch::jit::Stack &stack) 
   CallLoads loads(op);
   for (std::size_t i = 0; i < arguments.size(); ++i) {
     c10::IValue &value = stack[first + i];
-    const bool written = arguments[i].alias_info() != nullptr && arguments[i].alias_info()->isWrite();
+    const Use use = use_of(op, i);
     if (value.isTensor()) {
-      value = loads.real(value, written);
+      value = loads.real(value, use);
     } else if (value.isList()) { // Tensor[] and Tensor?[] (cat, stack, index)
       auto list = value.toList();
       for (std::size_t j = 0; j < list.size(); ++j)
         if (const c10::IValue element = list.get(j); element.isTensor())
-          list.set(j, loads.real(element, written));
+          list.set(j, loads.real(element, use));
     }
   }
 }
@@ -165,9 +181,9 @@ bool needs_no_values(const c10::OperatorHandle &op) {
 }
 
 void offload_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
-  if (!t_meta_only && !needs_no_values(op))
+  if (!needs_no_values(op))
     replace_offloaded(op, *stack);
-  // The arguments are real tensors now (or meta ones under MetaOnlyScope);
+  // The arguments are real tensors now (meta ones for bookkeeping operators);
   // excluding the key keeps anything left over from coming back here.
   c10::impl::ExcludeDispatchKeyGuard exclude(kKey);
   op.callBoxed(stack);
@@ -216,11 +232,14 @@ void tag_offloaded(const torch::Tensor &param, const std::shared_ptr<OffloadHook
   param.unsafeGetTensorImpl()->shallow_copy_from(impl);
 }
 
+void untag_offloaded(const torch::Tensor &param) {
+  param.unsafeGetTensorImpl()->shallow_copy_from(
+      torch::empty(param.sizes(), torch::TensorOptions().dtype(param.scalar_type()).device(torch::kMeta))
+          .getIntrusivePtr());
+}
+
 bool is_tagged_offloaded(const torch::Tensor &tensor) {
   return tensor.defined() && tensor.key_set().has(kKey) && ticket_of(tensor) != nullptr;
 }
-
-MetaOnlyScope::MetaOnlyScope() : previous_(t_meta_only) { t_meta_only = true; }
-MetaOnlyScope::~MetaOnlyScope() { t_meta_only = previous_; }
 
 } // namespace metaguard::detail

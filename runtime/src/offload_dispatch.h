@@ -29,17 +29,9 @@ void tag_offloaded(const torch::Tensor &param, const std::shared_ptr<OffloadHook
 // Whether `tensor` is an offloaded parameter that loads itself.
 bool is_tagged_offloaded(const torch::Tensor &tensor);
 
-// While alive on this thread, operators on offloaded parameters run on their
-// meta values (no load): for Module::to(dtype), which only needs shapes.
-class MetaOnlyScope {
-public:
-  MetaOnlyScope();
-  ~MetaOnlyScope();
-  MetaOnlyScope(const MetaOnlyScope &) = delete;
-  MetaOnlyScope &operator=(const MetaOnlyScope &) = delete;
-
-private:
-  bool previous_;
-};
+// Makes `param` a plain meta tensor again (same TensorImpl, shape and
+// dtype). LibTorch's set_data accepts a meta value only into a plain meta
+// tensor, so Module::to(dtype) needs this first.
+void untag_offloaded(const torch::Tensor &param);
 
 } // namespace metaguard::detail

@@ -348,6 +348,18 @@ OnloadGuard::~OnloadGuard() {
 }
 
 namespace detail {
+void untag_offloaded_parameters(const Module &model) {
+  for_each_module(model, [](const std::string &, const Module &module) {
+    const auto hook = find_hook(module);
+    if (!hook)
+      return;
+    std::lock_guard<std::mutex> lock(hook->mutex);
+    for (const auto &record : hook->params)
+      if (auto impl = record.impl.lock(); impl && impl->device_type() == c10::kMeta)
+        untag_offloaded(torch::Tensor(std::move(impl)));
+  });
+}
+
 void adopt_offloaded_dtypes(const Module &model) {
   for_each_module(model, [](const std::string &, const Module &module) {
     const auto hook = find_hook(module);

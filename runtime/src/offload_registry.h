@@ -76,6 +76,9 @@ torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record)
 void swap_storage(const torch::Tensor &param, const torch::Tensor &value);
 // After Module::to(dtype) converted the (meta) offloaded parameters of
 // `model`, makes their hooks load them with that dtype from now on.
+// Module::to(dtype) needs the offloaded parameters as plain meta tensors
+// first (see untag_offloaded); adopt_offloaded_dtypes marks them again.
+void untag_offloaded_parameters(const torch::nn::Module &model);
 void adopt_offloaded_dtypes(const torch::nn::Module &model);
 
 } // namespace metaguard::detail

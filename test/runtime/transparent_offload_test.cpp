@@ -231,32 +231,64 @@ TEST_F(TransparentOffloadTest, AnOperatorOnAParameterWhoseHookWasRemovedRaises) 
   EXPECT_TRUE(has(what, "dispatch_model")) << what;
 }
 
+// A ported module that assigns a registered parameter (LibTorch has no
+// public way to; a subclass can reach the registered tensors).
+struct ReassignableLinearImpl : torch::nn::LinearImpl {
+  using torch::nn::LinearImpl::LinearImpl;
+  void assign_registered_weight(const torch::Tensor &value) { parameters_["weight"] = value; }
+};
+
 TEST_F(TransparentOffloadTest, AnOperatorOnAReplacedParameterRaises) {
-  auto model = stock_sequential();
-  metaguard::dispatch_model(*model, {{"", "cpu"}, {"4", "disk"}}, dir_);
-  // The module's registered parameter is replaced, its member still holds
-  // the offloaded tensor: the values the operator would get are stale.
-  model->children()[4]->register_parameter("weight", torch::zeros({8, 32}));
+  auto layer = std::make_shared<ReassignableLinearImpl>(4, 4);
+  metaguard::dispatch_model(*layer, {{"", "disk"}}, dir_);
+  // The registered parameter is replaced; the member the forward uses still
+  // holds the offloaded tensor, whose values would silently be stale.
+  layer->assign_registered_weight(torch::zeros({4, 4}));
   torch::NoGradGuard no_grad;
-  const std::string what = offload_error_of([&] { model->forward(ids_); });
-  EXPECT_TRUE(has(what, "'4.weight'")) << what;
+  const std::string what = offload_error_of([&] { layer->forward(torch::ones({2, 4})); });
+  EXPECT_TRUE(has(what, "'weight'")) << what;
   EXPECT_TRUE(has(what, "replaced")) << what;
 }
 
-TEST_F(TransparentOffloadTest, MovingAParameterByHandRaises) {
+TEST_F(TransparentOffloadTest, MovingAParameterByHandRaisesAndChangesNothing) {
+  auto reference = stock_sequential();
   auto model = stock_sequential();
+  copy_parameters(*reference, *model);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}}, dir_);
   torch::Tensor weight = model->named_parameters(true)["1.weight"];
+  // set_data asks an operator whether the value fits; for an offloaded
+  // parameter the answer is an OffloadError. Module::to(device) on a plain
+  // module moves parameters with set_data.
   std::string what = offload_error_of([&] { weight.set_data(torch::zeros({32, 16})); });
   EXPECT_TRUE(has(what, "'1.weight'")) << what;
   EXPECT_TRUE(has(what, "set_data")) << what;
   what = offload_error_of([&] { weight.set_data(torch::empty({2, 2}, torch::kMeta)); });
   EXPECT_TRUE(has(what, "'1.weight'")) << what;
-  // Module::to on a plain module moves each parameter with set_data.
   what = offload_error_of([&] { model->to(torch::kCPU); });
-  EXPECT_TRUE(has(what, "'1.")) << what;
+  EXPECT_TRUE(has(what, "offloaded parameter '1.")) << what;
+  // Under Policy::Warn the set_data goes on to LibTorch, which refuses it.
+  metaguard::set_policy(metaguard::Policy::Warn);
+  testing::internal::CaptureStderr();
+  EXPECT_THROW(weight.set_data(torch::zeros({32, 16})), c10::Error);
+  EXPECT_TRUE(has(testing::internal::GetCapturedStderr(), "'1.weight'"));
+  metaguard::set_policy(metaguard::Policy::Throw);
   EXPECT_TRUE(weight.is_meta());
+  EXPECT_EQ(weight.sizes(), torch::IntArrayRef({32, 16}));
   metaguard::verify_dispatch(*model);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(model->forward(ids_), reference->forward(ids_)));
+}
+
+TEST_F(TransparentOffloadTest, BookkeepingOperatorsDoNotLoad) {
+  auto model = stock_sequential();
+  metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}}, dir_);
+  torch::Tensor weight = model->named_parameters(true)["1.weight"];
+  weight.requires_grad_(false);
+  EXPECT_FALSE(weight.requires_grad());
+  const torch::Tensor detached = weight.detach();
+  EXPECT_TRUE(detached.is_meta());
+  EXPECT_TRUE(torch::equal(detached.sum(), metaguard::load_offloaded_parameter(*model, "1.weight").sum()))
+      << "a detached offloaded parameter loads itself too";
 }
 
 TEST_F(TransparentOffloadTest, WritingIntoAnOffloadedParameterFollowsTheDebugSetting) {
