@@ -3,6 +3,8 @@
 // OffloadError at the documented point, naming every affected parameter.
 #include "tiny_lm.h"
 
+#include "offload_error_of.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,18 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using metaguard::OffloadError;
-
-template <class F> std::string offload_error_of(F &&f) {
-  try {
-    f();
-  } catch (const OffloadError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected OffloadError";
-  return {};
-}
-
-bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
 
 class OffloadErrorsTest : public ::testing::Test {
 protected:

@@ -1,7 +1,9 @@
 // Transparent offload: stock LibTorch layers and a ported model whose forward
 // has no OnloadGuard run with parameters on disk and give the in-memory
 // model's output; each rule is enforced when an operator uses a parameter.
-#include <metaguard/metaguard.h>
+#include "offload_error_of.h"
+#include "tiny_lm.h"
+
 #include <metaguard/loading.h>
 #include <metaguard/saving.h>
 
@@ -16,18 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using metaguard::OffloadError;
-
-template <class F> std::string offload_error_of(F &&f) {
-  try {
-    f();
-  } catch (const OffloadError &e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected OffloadError";
-  return {};
-}
-
-bool has(const std::string &text, const std::string &needle) { return text.find(needle) != std::string::npos; }
 
 // A block as a project ported from Python would write it: no guard.
 struct BlockImpl : torch::nn::Module {
@@ -60,13 +50,6 @@ struct DecoderImpl : torch::nn::Module {
   torch::nn::Linear head;
 };
 TORCH_MODULE(Decoder);
-
-void copy_parameters(const torch::nn::Module &from, torch::nn::Module &to) {
-  torch::NoGradGuard no_grad;
-  auto source = from.named_parameters(true);
-  for (auto &item : to.named_parameters(true))
-    item.value().copy_(source[item.key()]);
-}
 
 torch::nn::Sequential stock_sequential() {
   return torch::nn::Sequential(torch::nn::Embedding(40, 16), torch::nn::Linear(16, 32), torch::nn::ReLU(),
@@ -101,7 +84,7 @@ TEST_F(TransparentOffloadTest, StockSequentialGivesTheInMemoryOutputInEveryPlace
   for (const auto &map : placements) {
     auto reference = stock_sequential();
     auto model = stock_sequential();
-    copy_parameters(*reference, *model);
+    tiny::copy_parameters(*reference, *model);
     const torch::Tensor expected = reference->forward(ids_);
     metaguard::dispatch_model(*model, map, dir_);
     ASSERT_TRUE(metaguard::has_offloaded_parameters(*model));
@@ -118,7 +101,7 @@ TEST_F(TransparentOffloadTest, StockSequentialGivesTheInMemoryOutputInEveryPlace
 TEST_F(TransparentOffloadTest, OffloadedParametersStayMetaAndLoadable) {
   auto reference = stock_sequential();
   auto model = stock_sequential();
-  copy_parameters(*reference, *model);
+  tiny::copy_parameters(*reference, *model);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}}, dir_);
   const torch::Tensor weight = model->named_parameters(true)["1.weight"];
   EXPECT_TRUE(weight.is_meta());
@@ -140,7 +123,7 @@ TEST_F(TransparentOffloadTest, MultiheadAttentionOffloadedGivesTheInMemoryOutput
        {metaguard::DeviceMap{{"", "disk"}}, metaguard::DeviceMap{{"", "cpu"}, {"out_proj", "disk"}}}) {
     torch::nn::MultiheadAttention reference(16, 4);
     torch::nn::MultiheadAttention model(16, 4);
-    copy_parameters(*reference, *model);
+    tiny::copy_parameters(*reference, *model);
     const torch::Tensor x = torch::randn({5, 2, 16});
     const auto expected = reference->forward(x, x, x);
     metaguard::dispatch_model(*model, map, dir_);
@@ -156,7 +139,7 @@ TEST_F(TransparentOffloadTest, PortedDecoderWithHalfItsBlocksOnDisk) {
   torch::NoGradGuard no_grad;
   Decoder reference(40, 16, 4);
   Decoder model(40, 16, 4);
-  copy_parameters(*reference, *model);
+  tiny::copy_parameters(*reference, *model);
   const torch::Tensor expected = reference->forward(ids_);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"blocks.2", "disk"}, {"blocks.3", "disk"}}, dir_);
   EXPECT_TRUE(torch::equal(model->forward(ids_), expected));
@@ -186,7 +169,7 @@ TEST_F(TransparentOffloadTest, TwoThreadsRunTheSameDispatchedModel) {
   torch::NoGradGuard no_grad;
   Decoder reference(40, 16, 4);
   Decoder model(40, 16, 4);
-  copy_parameters(*reference, *model);
+  tiny::copy_parameters(*reference, *model);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"blocks.1", "disk"}, {"blocks.3", "disk"}}, dir_);
   const torch::Tensor a = torch::randint(0, 40, {2, 9}, torch::kLong);
   const torch::Tensor b = torch::randint(0, 40, {4, 3}, torch::kLong);
@@ -207,7 +190,7 @@ TEST_F(TransparentOffloadTest, TwoThreadsRunTheSameDispatchedModel) {
 TEST_F(TransparentOffloadTest, WithGradEnabledOffloadedParametersAreConstants) {
   auto reference = stock_sequential();
   auto model = stock_sequential();
-  copy_parameters(*reference, *model);
+  tiny::copy_parameters(*reference, *model);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"3", "disk"}}, dir_);
   const torch::Tensor out = model->forward(ids_);
   EXPECT_TRUE(torch::equal(out, reference->forward(ids_)));
@@ -253,7 +236,7 @@ TEST_F(TransparentOffloadTest, AnOperatorOnAReplacedParameterRaises) {
 TEST_F(TransparentOffloadTest, MovingAParameterByHandRaisesAndChangesNothing) {
   auto reference = stock_sequential();
   auto model = stock_sequential();
-  copy_parameters(*reference, *model);
+  tiny::copy_parameters(*reference, *model);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}}, dir_);
   torch::Tensor weight = model->named_parameters(true)["1.weight"];
   // set_data asks an operator whether the value fits; for an offloaded
@@ -294,7 +277,7 @@ TEST_F(TransparentOffloadTest, BookkeepingOperatorsDoNotLoad) {
 TEST_F(TransparentOffloadTest, WritingIntoAnOffloadedParameterFollowsTheDebugSetting) {
   auto reference = stock_sequential();
   auto model = stock_sequential();
-  copy_parameters(*reference, *model);
+  tiny::copy_parameters(*reference, *model);
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}}, dir_);
   torch::Tensor weight = model->named_parameters(true)["1.weight"];
   torch::NoGradGuard no_grad;
@@ -318,7 +301,7 @@ TEST_F(TransparentOffloadTest, ADtypeChangeKeepsParametersSelfLoading) {
     torch::nn::Sequential seq;
   };
   Wrapped reference, model;
-  copy_parameters(reference, model);
+  tiny::copy_parameters(reference, model);
   metaguard::dispatch_model(model, {{"", "cpu"}, {"seq.4", "disk"}}, dir_);
   model.to(torch::kFloat64);
   reference.to(torch::kFloat64);
