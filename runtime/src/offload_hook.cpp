@@ -348,33 +348,33 @@ OnloadGuard::~OnloadGuard() {
 }
 
 namespace detail {
-void untag_offloaded_parameters(const Module &model) {
-  for_each_module(model, [](const std::string &, const Module &module) {
+namespace {
+// Calls f(hook, index, impl) for each offloaded parameter of `model` that is
+// a meta tensor now (not materialised by a guard), under its hook's lock.
+template <class F> void for_each_meta_offloaded(const Module &model, F &&f) {
+  for_each_module(model, [&](const std::string &, const Module &module) {
     const auto hook = find_hook(module);
     if (!hook)
       return;
     std::lock_guard<std::mutex> lock(hook->mutex);
-    for (const auto &record : hook->params)
-      if (auto impl = record.impl.lock(); impl && impl->device_type() == c10::kMeta)
-        untag_offloaded(torch::Tensor(std::move(impl)));
+    for (std::size_t i = 0; i < hook->params.size(); ++i)
+      if (auto impl = hook->params[i].impl.lock(); impl && impl->device_type() == c10::kMeta)
+        f(hook, i, torch::Tensor(std::move(impl)));
   });
+}
+} // namespace
+
+void untag_offloaded_parameters(const Module &model) {
+  for_each_meta_offloaded(model, [](const auto &, std::size_t, const torch::Tensor &param) { untag_offloaded(param); });
 }
 
 void adopt_offloaded_dtypes(const Module &model) {
-  for_each_module(model, [](const std::string &, const Module &module) {
-    const auto hook = find_hook(module);
-    if (!hook)
-      return;
-    std::lock_guard<std::mutex> lock(hook->mutex);
-    for (std::size_t i = 0; i < hook->params.size(); ++i) {
-      auto &record = hook->params[i];
-      // Module::to(dtype) replaced each offloaded parameter's meta value
-      // (set_data), which dropped the mark that makes it load itself.
-      if (auto impl = record.impl.lock(); impl && impl->device_type() == c10::kMeta) {
-        record.dtype = c10::typeMetaToScalarType(impl->dtype());
-        tag_offloaded(torch::Tensor(std::move(impl)), hook, i);
-      }
-    }
+  // Module::to(dtype) replaced each offloaded parameter's meta value
+  // (set_data), which dropped the mark that makes it load itself.
+  for_each_meta_offloaded(model, [](const std::shared_ptr<OffloadHook> &hook, std::size_t i,
+                                    const torch::Tensor &param) {
+    hook->params[i].dtype = param.scalar_type();
+    tag_offloaded(param, hook, i);
   });
 }
 } // namespace detail

@@ -32,6 +32,9 @@ struct BlockImpl : torch::nn::Module {
 TORCH_MODULE(Block);
 
 struct DecoderImpl : torch::nn::Module {
+  explicit DecoderImpl(const metaguard::Config &config)
+      : DecoderImpl(config.at("vocab").get<int64_t>(), config.at("width").get<int64_t>(),
+                    config.at("depth").get<int64_t>()) {}
   DecoderImpl(int64_t vocab, int64_t width, int64_t depth)
       : embed(register_module("embed", torch::nn::Embedding(vocab, width))),
         blocks(register_module("blocks", torch::nn::ModuleList())),
@@ -155,14 +158,21 @@ TEST_F(TransparentOffloadTest, PortedDecoderWithHalfItsBlocksOnDisk) {
 
 TEST_F(TransparentOffloadTest, LoadingWithADiskPlacementReadsTheShardsOnUse) {
   torch::NoGradGuard no_grad;
-  Decoder reference(40, 16, 4);
-  metaguard::save_pretrained(*reference, dir_ / "checkpoint");
-  Decoder model(40, 16, 4);
+  const metaguard::Config config = {{"vocab", 40}, {"width", 16}, {"depth", 4}};
+  Decoder reference(config);
+  metaguard::SaveOptions save;
+  save.config = config;
+  metaguard::save_pretrained(*reference, dir_ / "checkpoint", save);
   metaguard::LoadOptions options;
   options.device_map = {{"", "cpu"}, {"blocks.1", "disk"}, {"head", "disk"}};
-  metaguard::load_weights(*model, dir_ / "checkpoint", options);
+  Decoder model = metaguard::from_pretrained<Decoder>(dir_ / "checkpoint", options);
   EXPECT_TRUE(model->named_parameters(true)["head.weight"].is_meta());
   EXPECT_TRUE(torch::equal(model->forward(ids_), reference->forward(ids_)));
+  // load_weights into a built model takes the same path.
+  Decoder built(config);
+  metaguard::load_weights(*built, dir_ / "checkpoint", options);
+  EXPECT_TRUE(built->named_parameters(true)["blocks.1.up.weight"].is_meta());
+  EXPECT_TRUE(torch::equal(built->forward(ids_), reference->forward(ids_)));
 }
 
 TEST_F(TransparentOffloadTest, TwoThreadsRunTheSameDispatchedModel) {
