@@ -6,7 +6,9 @@
 //   installed  after a meta scope was opened and closed (the scope fallback
 //              is registered for the rest of the process);
 //   default    after set_default_device("meta") then reset_default_device()
-//              (the per-operator kernels were registered and removed).
+//              (the per-operator kernels were registered and removed);
+//   offload    with another module's parameter offloaded (the transparent
+//              offload fallback is registered; the net's tensors lack its key).
 // Built a second time without the library (metaguard_bench_overhead_nolib)
 // for the "not linked" baseline; bench/run_overhead.sh alternates the two.
 //
@@ -20,7 +22,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -82,6 +86,16 @@ int main(int argc, char **argv) {
   metaguard::set_default_device("meta");
   metaguard::reset_default_device();
   report("default", median_forward_seconds(net, rounds, forwards));
+  {
+    // The offload fallback registered and an offloaded parameter alive: the
+    // net's own tensors carry no mark, so they should not notice.
+    torch::nn::Linear other(8, 8);
+    const auto folder =
+        std::filesystem::temp_directory_path() / ("metaguard_bench_overhead_" + std::to_string(::getpid()));
+    metaguard::dispatch_model(*other, {{"", "disk"}}, folder);
+    report("offload", median_forward_seconds(net, rounds, forwards));
+    std::filesystem::remove_all(folder);
+  }
 #endif
   return 0;
 }

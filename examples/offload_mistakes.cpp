@@ -74,15 +74,15 @@ void move_dispatched_model(const fs::path &checkpoint) {
 }
 
 // Mistake 2: writing into parameters from named_parameters(). Offloaded ones
-// are meta tensors: set_data either fails or, during a forward, replaces the
-// data behind the hook's back; copy_ into a meta tensor does nothing.
+// load themselves for each operator: copy_ writes into a copy that is lost
+// (OffloadError in debug builds); set_data in a guard replaces their data.
 void overwrite_offloaded_parameters(const fs::path &checkpoint) {
   Classifier model = load_half_on_disk(checkpoint);
   torch::NoGradGuard no_grad;
   for (auto &item : model->named_parameters()) {
     if (item.key().find("fc.bias") == std::string::npos)
       continue;
-    item.value().copy_(torch::zeros_like(item.value())); // mistake: silently a no-op on meta
+    item.value().copy_(torch::zeros_like(item.value())); // mistake: lost (debug builds: OffloadError)
     metaguard::OnloadGuard onload(*model);
     item.value().set_data(torch::zeros({32})); // mistake: replaces an offloaded parameter
   }

@@ -4,6 +4,7 @@
 #include <metaguard/offload_folder.h>
 
 #include "module_walk.h"
+#include "offload_dispatch.h"
 #include "offload_registry.h"
 
 #include <map>
@@ -119,11 +120,12 @@ void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<co
     hook->module_name = group.module_name;
     hook->weights = weights;
     hook->execution_device = device;
-    for (const auto &p : group.params) {
+    for (const auto &p : group.params)
       hook->params.push_back(detail::make_record(p.local, p.full, p.param));
-      if (!p.param.is_meta())
-        detail::swap_to_meta(p.param, p.param.sizes(), p.param.scalar_type());
-    }
+    // Meta already (a reload or a re-dispatch) or not, each parameter gets a
+    // meta value that points back to this hook and loads itself when used.
+    for (std::size_t i = 0; i < group.params.size(); ++i)
+      detail::tag_offloaded(group.params[i].param, hook, i);
     detail::set_hook(*group.module, std::move(hook));
   }
 }

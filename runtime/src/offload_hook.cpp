@@ -5,6 +5,7 @@
 #include <metaguard/policy.h>
 
 #include "module_walk.h"
+#include "offload_dispatch.h"
 #include "offload_registry.h"
 
 #include <algorithm>
@@ -21,11 +22,17 @@ using detail::OffloadHook;
 using detail::OffloadedParam;
 using torch::nn::Module;
 
-const char *const kWhatToDo =
+} // namespace
+namespace detail {
+const char *const kOffloadAdvice =
     "Offloaded parameters must stay meta tensors behind their hooks. To change where parameters live, call "
     "dispatch_model with a new device map (or reload with from_pretrained and LoadOptions.device_map); for a "
     "copy of a parameter's values use load_offloaded_parameter; do not remove hooks, and do not assign, "
     "set_data or copy_ into offloaded parameters.";
+} // namespace detail
+namespace {
+
+using detail::kOffloadAdvice;
 
 // The modules along `name` from the root: ("", model), ("a", a), ("a.b", a.b)...
 std::vector<std::pair<std::string, const Module *>> module_chain(const Module &model, const std::string &name) {
@@ -83,7 +90,7 @@ torch::Tensor find_parameter(const Module &model, const std::string &name) {
   else if (param.is_meta())
     why = "it is on the meta device and no module on its path has an offloading hook, so it has no data "
           "(was the model built under a meta scope and never loaded?)";
-  throw OffloadError("cannot load offloaded parameter '" + name + "': " + why + ". " + kWhatToDo);
+  throw OffloadError("cannot load offloaded parameter '" + name + "': " + why + ". " + kOffloadAdvice);
 }
 
 // set_data with a tensor of another shape or dtype keeps the TensorImpl but
@@ -152,7 +159,7 @@ OffloadError problems_error(const std::string &context, const std::vector<std::s
   msg << context << ": " << problems.size() << " offloaded parameter(s) can no longer reach their data:\n";
   for (const auto &p : problems)
     msg << "  - " << p << "\n";
-  msg << kWhatToDo;
+  msg << kOffloadAdvice;
   return OffloadError(msg.str());
 }
 
@@ -184,7 +191,7 @@ void to_meta(OffloadHook &hook, std::size_t count) {
     auto &record = hook.params[i];
     auto impl = record.impl.lock();
     if (impl && storage_of(*impl) == record.materialised)
-      detail::swap_to_meta(torch::Tensor(std::move(impl)), record.sizes, record.dtype);
+      detail::tag_offloaded(torch::Tensor(std::move(impl)), hook.shared_from_this(), i);
     record.materialised = nullptr;
   }
 }
@@ -279,15 +286,26 @@ void verify_dispatch(const torch::nn::Module &model) {
 }
 
 namespace {
-#ifdef NDEBUG
+// Off until a translation unit compiled without NDEBUG that includes
+// offload_hook.h registers at start-up (the user's debug build, not ours);
+// an explicit set_verify_on_materialise wins over later registrations.
 std::atomic<bool> g_verify_on_materialise{false};
-#else
-std::atomic<bool> g_verify_on_materialise{true};
-#endif
+std::atomic<bool> g_verify_set_explicitly{false};
 } // namespace
 
-void set_verify_on_materialise(bool on) { g_verify_on_materialise.store(on); }
-bool verify_on_materialise() { return g_verify_on_materialise.load(); }
+void set_verify_on_materialise(bool on) {
+  g_verify_set_explicitly.store(true);
+  g_verify_on_materialise.store(on);
+}
+bool verify_on_materialise() { return g_verify_on_materialise.load(std::memory_order_relaxed); }
+
+namespace detail {
+bool note_debug_translation_unit() noexcept {
+  if (!g_verify_set_explicitly.load())
+    g_verify_on_materialise.store(true);
+  return true;
+}
+} // namespace detail
 
 OnloadGuard::OnloadGuard(torch::nn::Module &module) {
   if (detail::registry_empty())
@@ -330,15 +348,33 @@ OnloadGuard::~OnloadGuard() {
 }
 
 namespace detail {
-void adopt_offloaded_dtypes(const Module &model) {
-  for_each_module(model, [](const std::string &, const Module &module) {
+namespace {
+// Calls f(hook, index, impl) for each offloaded parameter of `model` that is
+// a meta tensor now (not materialised by a guard), under its hook's lock.
+template <class F> void for_each_meta_offloaded(const Module &model, F &&f) {
+  for_each_module(model, [&](const std::string &, const Module &module) {
     const auto hook = find_hook(module);
     if (!hook)
       return;
     std::lock_guard<std::mutex> lock(hook->mutex);
-    for (auto &record : hook->params)
-      if (auto impl = record.impl.lock(); impl && impl->device_type() == c10::kMeta)
-        record.dtype = c10::typeMetaToScalarType(impl->dtype());
+    for (std::size_t i = 0; i < hook->params.size(); ++i)
+      if (auto impl = hook->params[i].impl.lock(); impl && impl->device_type() == c10::kMeta)
+        f(hook, i, torch::Tensor(std::move(impl)));
+  });
+}
+} // namespace
+
+void untag_offloaded_parameters(const Module &model) {
+  for_each_meta_offloaded(model, [](const auto &, std::size_t, const torch::Tensor &param) { untag_offloaded(param); });
+}
+
+void adopt_offloaded_dtypes(const Module &model) {
+  // Module::to(dtype) replaced each offloaded parameter's meta value
+  // (set_data), which dropped the mark that makes it load itself.
+  for_each_meta_offloaded(model, [](const std::shared_ptr<OffloadHook> &hook, std::size_t i,
+                                    const torch::Tensor &param) {
+    hook->params[i].dtype = param.scalar_type();
+    tag_offloaded(param, hook, i);
   });
 }
 } // namespace detail

@@ -136,8 +136,5 @@ void swap_storage(const torch::Tensor &param, const torch::Tensor &value) {
   param.unsafeGetTensorImpl()->shallow_copy_from(value.getIntrusivePtr());
 }
 
-void swap_to_meta(const torch::Tensor &param, c10::IntArrayRef sizes, torch::Dtype dtype) {
-  swap_storage(param, torch::empty(sizes, torch::TensorOptions().dtype(dtype).device(torch::kMeta)));
-}
 
 } // namespace metaguard::detail

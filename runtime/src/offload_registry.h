@@ -35,7 +35,7 @@ struct OffloadedParam {
   const void *materialised = nullptr;
 };
 
-struct OffloadHook {
+struct OffloadHook : std::enable_shared_from_this<OffloadHook> {
   std::string module_name; // in the model it was attached to; for messages
   std::weak_ptr<const torch::nn::Module> owner;
   bool owner_shared = false;
@@ -47,6 +47,10 @@ struct OffloadHook {
   std::mutex mutex;
   int active = 0;
 };
+
+// What to do instead of moving, replacing or stripping offloaded parameters;
+// the end of every OffloadError about them.
+extern const char *const kOffloadAdvice;
 
 // Installs `hook` on `module`, replacing any previous one; its parameters
 // stop counting as orphans.
@@ -70,9 +74,11 @@ torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record)
 // Replaces the storage of `param` in place (same TensorImpl, so the module,
 // its member variable and any optimizer keep seeing the same parameter).
 void swap_storage(const torch::Tensor &param, const torch::Tensor &value);
-void swap_to_meta(const torch::Tensor &param, c10::IntArrayRef sizes, torch::Dtype dtype);
 // After Module::to(dtype) converted the (meta) offloaded parameters of
 // `model`, makes their hooks load them with that dtype from now on.
+// Module::to(dtype) needs the offloaded parameters as plain meta tensors
+// first (see untag_offloaded); adopt_offloaded_dtypes marks them again.
+void untag_offloaded_parameters(const torch::nn::Module &model);
 void adopt_offloaded_dtypes(const torch::nn::Module &model);
 
 } // namespace metaguard::detail

@@ -2,6 +2,7 @@
 #include <metaguard/policy.h>
 #include <metaguard/pretrained_model.h>
 
+#include "offload_dispatch.h"
 #include "offload_registry.h"
 
 namespace metaguard {
@@ -36,6 +37,7 @@ void PreTrainedModel::to(torch::Dtype dtype, bool non_blocking) {
   // A dtype change moves nothing, so accelerate allows it on a dispatched
   // model and so do we: offloaded parameters stay meta with the new dtype,
   // and their hooks convert the stored values each time they are loaded.
+  detail::untag_offloaded_parameters(*this); // converted as meta tensors, without loading
   Module::to(dtype, non_blocking);
   detail::adopt_offloaded_dtypes(*this);
 }

@@ -1,0 +1,37 @@
+// Private: transparent offload. An offloaded parameter is a meta tensor that
+// also carries metaguard's offload dispatch key; a boxed fallback on that key
+// sees every operator that receives one, loads the real values through the
+// parameter's hook for that call only, and runs the operator on them. The
+// meta storage's context points back to the hook, so finding the bytes costs
+// no registry lookup; tensors without the key never reach the fallback.
+#pragma once
+
+#include "offload_registry.h"
+
+#include <c10/core/DispatchKey.h>
+
+#include <memory>
+
+namespace metaguard::detail {
+
+// The one place the key is chosen. LibTorch 1.13 has no functionality key
+// for libraries; this one sits above autograd and below the meta-scope key
+// (TESTING_ONLY_GenericMode, meta_factories.cpp), and only PyTorch's own
+// dispatcher tests register it. On LibTorch 2.x it would move to
+// torch_compat.h (the key still exists there; see docs/runtime-offload.md).
+constexpr c10::DispatchKey offload_dispatch_key() { return c10::DispatchKey::TESTING_ONLY_GenericWrapper; }
+
+// Turns `param` (record `index` of `hook`) into an offloaded meta tensor
+// with the record's shape and dtype that loads itself when an operator
+// touches it. Same TensorImpl: modules and optimizers keep their handle.
+void tag_offloaded(const torch::Tensor &param, const std::shared_ptr<OffloadHook> &hook, std::size_t index);
+
+// Whether `tensor` is an offloaded parameter that loads itself.
+bool is_tagged_offloaded(const torch::Tensor &tensor);
+
+// Makes `param` a plain meta tensor again (same TensorImpl, shape and
+// dtype). LibTorch's set_data accepts a meta value only into a plain meta
+// tensor, so Module::to(dtype) needs this first.
+void untag_offloaded(const torch::Tensor &param);
+
+} // namespace metaguard::detail
