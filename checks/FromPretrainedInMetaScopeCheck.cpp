@@ -158,7 +158,7 @@ namespace {
 struct HelperEffect {
   bool Meta = false;
   bool Unknown = false;
-  const FunctionDecl *Target = nullptr;
+  std::string Target; ///< The target that decides, for notes.
   SourceRef At;
 };
 
@@ -166,18 +166,31 @@ std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
                                                 SummaryTable &Table) {
   std::optional<HelperEffect> Result;
   bool EveryTargetEnds = true;
-  for (const FunctionDecl *Target : Table.callTargets(Call)) {
-    const FunctionSummary *S = Table.lookup(Target, Facet::DefaultDevice);
+  // Whether the call is done: a target that may leave the default device
+  // meta decides; Name is only spelled for the target that decides.
+  auto Visit = [&](const FunctionSummary *S, auto Name) {
     if (!S || S->DefaultDevice == DeviceAtReturn::Unchanged) {
       EveryTargetEnds = false;
-      continue;
+      return false;
     }
-    if (S->DefaultDevice == DeviceAtReturn::Meta)
-      return HelperEffect{true, false, Target, S->DefaultDeviceAt};
+    if (S->DefaultDevice == DeviceAtReturn::Meta) {
+      Result = HelperEffect{true, false, Name(), S->DefaultDeviceAt};
+      return true;
+    }
     if (!Result)
-      Result = HelperEffect{false, false, Target, S->DefaultDeviceAt};
+      Result = HelperEffect{false, false, Name(), S->DefaultDeviceAt};
     Result->Unknown |= S->DefaultDevice == DeviceAtReturn::Unknown;
-  }
+    return false;
+  };
+  // Every function the call may run: the targets declared here, then the
+  // overrides only other translation units define.
+  for (const FunctionDecl *Target : Table.callTargets(Call))
+    if (Visit(Table.lookup(Target, Facet::DefaultDevice),
+              [Target] { return displayName(Target); }))
+      return Result;
+  for (const FunctionSummary *S : Table.externalTargets(Call))
+    if (Visit(S, [S] { return S->Name; }))
+      return Result;
   if (!EveryTargetEnds)
     return std::nullopt;
   return Result;
@@ -324,7 +337,8 @@ public:
       if (!LoaderName) {
         if (!Callee || Check.isMachinery(Callee))
           continue;
-        // Any function the call may run (overrides of a virtual one too).
+        // Any function the call may run (overrides of a virtual one too,
+        // also those only other translation units define).
         for (const FunctionDecl *Target : Table.callTargets(Call)) {
           const FunctionSummary *TS = Check.isMachinery(Target)
                                           ? nullptr
@@ -335,6 +349,13 @@ public:
             break;
           }
         }
+        if (!S)
+          for (const FunctionSummary *TS : Table.externalTargets(Call))
+            if (TS->LoadsWeights) {
+              S = TS;
+              Callee = nullptr; // User code: a call that counts.
+              break;
+            }
         if (!S)
           continue;
       }
@@ -349,7 +370,9 @@ public:
         ToDefault = Cfg && Cfg->reachableFromEntry(Call, Setters);
       }
       const unsigned Depth =
-          LoaderName ? 0 : S->LoadsDepth + (isFreeHop(Callee, SM) ? 0 : 1);
+          LoaderName
+              ? 0
+              : S->LoadsDepth + (Callee && isFreeHop(Callee, SM) ? 0 : 1);
       // Keep one load for the notes: one the caller's default device
       // reaches if any, then the shallowest.
       const bool Better =
@@ -481,12 +504,12 @@ void FromPretrainedInMetaScopeCheck::check(
     return;
   }
   if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("helper-call")) {
-    const FunctionDecl *Callee = Call->getDirectCallee();
-    if (!canEnter(Callee))
+    if (!canEnter(Call->getDirectCallee()))
       return;
-    const FunctionSummary *S =
-        summaries(Context).lookup(Callee, Facet::DefaultDevice);
-    if (!S || S->DefaultDevice != DeviceAtReturn::Meta)
+    // Any function the call may run: an override of a virtual one too.
+    std::optional<HelperEffect> Effect =
+        defaultDeviceEffect(Call, summaries(Context));
+    if (!Effect || !Effect->Meta)
       return;
     EnclosingFunction Fn = Functions.enclosing(Call, Context);
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
@@ -609,17 +632,23 @@ FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionDecl *Callee,
                                             ASTContext &Context) {
   if (CallDepth == 0 || !canEnter(Callee))
     return std::nullopt;
-  SummaryTable &Table = summaries(Context);
-  const FunctionSummary *S = Table.lookup(Callee, Facet::Loads);
-  if (!S || !S->LoadsWeights)
+  return exposedLoad(summaries(Context).lookup(Callee, Facet::Loads),
+                     isFreeHop(Callee, Context.getSourceManager()), Kind,
+                     Context);
+}
+
+std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
+FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionSummary *S,
+                                            bool FreeHop, Exposure Kind,
+                                            ASTContext &Context) {
+  if (CallDepth == 0 || !S || !S->LoadsWeights)
     return std::nullopt;
   if (Kind == Exposure::DefaultDevice && S->LoadsOnlyAfterSettingDevice)
     return std::nullopt;
-  const unsigned Depth =
-      S->LoadsDepth + (isFreeHop(Callee, Context.getSourceManager()) ? 0 : 1);
-  if (Depth > CallDepth)
+  if (S->LoadsDepth + (FreeHop ? 0 : 1) > CallDepth)
     return std::nullopt;
-  return InnerLoad{Table.locationOf(S->LoadsAt), S->Loader, S->LoadsIn};
+  return InnerLoad{summaries(Context).locationOf(S->LoadsAt), S->Loader,
+                   S->LoadsIn};
 }
 
 std::optional<LiveGuard> FromPretrainedInMetaScopeCheck::liveGuardAt(
@@ -763,7 +792,7 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
         Ctx =
             MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen, {}, {}};
         if (auto It = MetaHelpers.find(Reach->Gen); It != MetaHelpers.end()) {
-          Ctx->Helper = displayName(It->second.Target);
+          Ctx->Helper = It->second.Target;
           Ctx->InnerSetter = Table.locationOf(It->second.At);
         }
       }
@@ -781,12 +810,22 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
     Exposure Kind = Ctx->Source == MetaSource::DefaultDevice
                         ? Exposure::DefaultDevice
                         : Exposure::Scope;
-    // Every function the call may run (overrides of a virtual one too).
+    // Every function the call may run (overrides of a virtual one too,
+    // also those only other translation units define).
+    bool Found = false;
     for (const FunctionDecl *Target : Table.callTargets(Call))
       if (std::optional<InnerLoad> Inner = exposedLoad(Target, Kind, Context)) {
         report(Call, displayName(Target), &*Ctx, Inner, Context);
+        Found = true;
         break;
       }
+    if (!Found)
+      for (const FunctionSummary *S : Table.externalTargets(Call))
+        if (std::optional<InnerLoad> Inner =
+                exposedLoad(S, /*FreeHop=*/false, Kind, Context)) {
+          report(Call, S->Name, &*Ctx, Inner, Context);
+          break;
+        }
   }
 }
 

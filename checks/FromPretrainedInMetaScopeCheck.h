@@ -105,6 +105,10 @@ private:
   /// is deeper than CallDepth.
   std::optional<InnerLoad> exposedLoad(const FunctionDecl *Callee,
                                        Exposure Kind, ASTContext &Context);
+  /// The same for a call whose target's summary is S (FreeHop: the target
+  /// is plumbing that CallDepth does not count).
+  std::optional<InnerLoad> exposedLoad(const FunctionSummary *S, bool FreeHop,
+                                       Exposure Kind, ASTContext &Context);
   /// The innermost device scope live at S in F (a guard variable, a guard
   /// held in an engaged std::optional / std::unique_ptr, or a guard passed
   /// to F by reference).

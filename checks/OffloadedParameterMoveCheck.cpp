@@ -630,15 +630,20 @@ void OffloadedParameterMoveCheck::addCallEffects(const CallExpr *Call,
   llvm::SmallVector<const FunctionDecl *, 2> Targets = Table.callTargets(Call);
   if (Targets.empty())
     Targets.push_back(Callee);
+  auto AddArgs = [&](const FunctionSummary &S, llvm::StringRef TargetName) {
+    for (const auto &[Index, Effects] : S.Args) {
+      const unsigned ArgIndex = Index + FirstArg;
+      if (ArgIndex < Call->getNumArgs())
+        if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(ArgIndex)))
+          addEffects(Call, *Ref, TargetName, Effects, Out);
+    }
+  };
   for (const FunctionDecl *Target : Targets)
     if (const FunctionSummary *S = Table.lookup(Target, Facet::Model))
-      for (const auto &[Index, Effects] : S->Args) {
-        const unsigned ArgIndex = Index + FirstArg;
-        if (ArgIndex < Call->getNumArgs())
-          if (std::optional<ModuleRef> Ref =
-                  moduleRefOf(Call->getArg(ArgIndex)))
-            addEffects(Call, *Ref, helperName(Target), Effects, Out);
-      }
+      AddArgs(*S, helperName(Target));
+  // Overrides that only other translation units define.
+  for (const FunctionSummary *S : Table.externalTargets(Call))
+    AddArgs(*S, S->Name);
   // What a lambda does to the models it captures (by reference or by copy:
   // a copy of a holder is the same model).
   const auto *Method = dyn_cast<CXXMethodDecl>(Callee);

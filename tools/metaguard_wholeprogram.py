@@ -201,7 +201,34 @@ def read_facts(path, index_too=False):
     for key in ("functions", "defines", "uses", "inputs"):
         if not isinstance(facts.get(key, []), list):
             return None
+    if not isinstance(facts.get("overrides", {}), dict):
+        return None
     return facts
+
+
+def merge_overrides(all_facts):
+    """The "overrides" of facts files (method -> the overrides their TUs
+    define), joined: a virtual call in one TU may run an override another
+    TU defines."""
+    merged = {}
+    for facts in all_facts:
+        for base, by in facts.get("overrides", {}).items():
+            if isinstance(by, list):
+                merged.setdefault(base, set()).update(u for u in by if isinstance(u, str))
+    return {base: sorted(by) for base, by in sorted(merged.items())}
+
+
+def expand_uses(uses, overrides):
+    """The USRs a TU calls: those it lists, and the overrides (at any depth)
+    of the methods among them, which its virtual calls may run."""
+    result = {u for u in uses if isinstance(u, str)}
+    work = list(result)
+    while work:
+        for override in overrides.get(work.pop(), []):
+            if override not in result:
+                result.add(override)
+                work.append(override)
+    return result
 
 
 def clang_tidy_files_above(source):
@@ -237,6 +264,8 @@ class WholeProgram:
         self.index_path = os.path.join(self.cache_dir, "index.json")
         self.hashes = FileHashes()
         self.parsed = {}
+        # Method -> overrides, of the index the current round checks with.
+        self.overrides = {}
 
     def facts_of(self, path):
         """The facts file at path (read_facts), parsed once per run: the
@@ -318,7 +347,7 @@ class WholeProgram:
             if stamp is not None and digest is not None:
                 inputs[path] = stamp + [digest]
         record = {"key": key, "facts": facts_path, "inputs": inputs, "findings": findings,
-                  "dep": used_summaries(facts, functions)}
+                  "dep": used_summaries(facts, functions, self.overrides)}
         # Edited while clang-tidy read it: these facts may be of the old text.
         self.hashes.stats.pop(source, None)
         # A TU that clang-tidy could not check cleanly is tried again next run.
@@ -332,8 +361,9 @@ class WholeProgram:
         facts = {s: self.facts_of(records[s]["facts"]) or {} for s in sorted(records)}
         functions, conflicts = merge_summaries(
             [(display(s), facts[s].get("functions", [])) for s in sorted(facts)])
+        self.overrides = merge_overrides(facts.values())
         write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
-                                     "conflicts": conflicts})
+                                     "overrides": self.overrides, "conflicts": conflicts})
         self.hashes.hashes.pop(self.index_path, None)
         return {f["usr"]: f for f in functions}, conflicts, facts
 
@@ -344,6 +374,7 @@ class WholeProgram:
         index = read_facts(self.index_path, index_too=True)
         if index is None:
             return None
+        self.overrides = merge_overrides([index])
         return {f["usr"]: f for f in index.get("functions", [])
                 if isinstance(f, dict) and isinstance(f.get("usr"), str)}
 
@@ -395,10 +426,11 @@ class WholeProgram:
             functions, conflicts, facts = self.write_index(records)
             called_elsewhere = {}
             for source, tu_facts in facts.items():
-                for usr in tu_facts.get("uses", []):
+                for usr in expand_uses(tu_facts.get("uses", []), self.overrides):
                     called_elsewhere.setdefault(usr, set()).add(source)
             todo = [s for s in sorted(records)
-                    if records[s].get("dep") != used_summaries(facts[s], functions)
+                    if records[s].get("dep") != used_summaries(facts[s], functions,
+                                                               self.overrides)
                     and (s in wanted or any(called_elsewhere.get(usr, set()) - {s}
                                             for usr in facts[s].get("defines", [])))]
             if not todo:
@@ -443,12 +475,13 @@ class WholeProgram:
         return findings, problems
 
 
-def used_summaries(facts, functions):
+def used_summaries(facts, functions, overrides):
     """What a TU's findings and summaries depend on besides its own files: the
     summaries (from the index it is checked with) of the functions it calls
-    and has no body for, as a hash."""
-    used = sorted((usr, functions.get(usr)) for usr in set(facts.get("uses", []))
-                  if isinstance(usr, str))
+    and has no body for, and of the overrides its virtual calls may run, as a
+    hash."""
+    used = sorted((usr, functions.get(usr))
+                  for usr in expand_uses(facts.get("uses", []), overrides))
     return sha256_text(json.dumps(used, sort_keys=True))
 
 
@@ -463,16 +496,18 @@ def merge_files(paths, output, log=sys.stderr):
                             if name.endswith(".json"))
         else:
             files.append(path)
-    sources = []
+    sources, all_facts = [], []
     for path in files:
         facts = read_facts(path, index_too=True)
         if facts is None:
             raise ValueError(f"{path}: not a metaguard facts file or index")
         functions = [f for f in facts.get("functions", []) if isinstance(f, dict)]
         sources.append((os.path.basename(path), functions))
+        all_facts.append(facts)
     functions, conflicts = merge_summaries(sources)
     for conflict in conflicts:
         print(f"metaguard-tidy: {conflict_message(conflict)}", file=log)
     write_json(os.path.abspath(output), {"metaguard_facts_index": 1, "functions": functions,
+                                         "overrides": merge_overrides(all_facts),
                                          "conflicts": conflicts})
     return len(conflicts)

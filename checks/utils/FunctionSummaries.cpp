@@ -10,6 +10,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Index/USRGeneration.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 #include <mutex>
@@ -134,6 +135,20 @@ void SummaryTable::indexOverrides() {
   }
 }
 
+const CXXMethodDecl *SummaryTable::virtualCallee(const Expr *Call) const {
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(calledFunction(Call));
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  if (!Method || !Member || !Method->isVirtual() ||
+      Method->hasAttr<FinalAttr>() || Method->getParent()->hasAttr<FinalAttr>())
+    return nullptr;
+  // `obj.Base::f()` names the function it calls.
+  if (const auto *ME =
+          dyn_cast<MemberExpr>(Member->getCallee()->IgnoreParens());
+      ME && ME->hasQualifier())
+    return nullptr;
+  return Method;
+}
+
 llvm::SmallVector<const FunctionDecl *, 2>
 SummaryTable::callTargets(const Expr *Call) {
   llvm::SmallVector<const FunctionDecl *, 2> Targets;
@@ -141,16 +156,10 @@ SummaryTable::callTargets(const Expr *Call) {
   if (!Callee)
     return Targets;
   Targets.push_back(Callee);
-  const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
-  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
-  if (!Method || !Member || !Method->isVirtual() ||
-      Method->hasAttr<FinalAttr>() || Method->getParent()->hasAttr<FinalAttr>())
+  const CXXMethodDecl *Method = virtualCallee(Call);
+  if (!Method)
     return Targets;
-  // `obj.Base::f()` names the function it calls.
-  if (const auto *ME =
-          dyn_cast<MemberExpr>(Member->getCallee()->IgnoreParens());
-      ME && ME->hasQualifier())
-    return Targets;
+  UsedElsewhere.insert(Method->getCanonicalDecl());
   if (!OverridesIndexed)
     indexOverrides();
   llvm::SmallVector<const CXXMethodDecl *, 4> Work{Method->getCanonicalDecl()};
@@ -166,6 +175,26 @@ SummaryTable::callTargets(const Expr *Call) {
       }
   }
   return Targets;
+}
+
+std::vector<const FunctionSummary *>
+SummaryTable::externalTargets(const Expr *Call) {
+  std::vector<const FunctionSummary *> Result;
+  const CXXMethodDecl *Method = virtualCallee(Call);
+  if (!Method || !ExternalOverrides)
+    return Result;
+  std::vector<const FunctionSummary *> Found =
+      ExternalOverrides(usrOf(Method->getCanonicalDecl()));
+  if (Found.empty())
+    return Result;
+  // An override declared here is a target already (callTargets).
+  llvm::StringSet<> Here;
+  for (const FunctionDecl *Target : callTargets(Call))
+    Here.insert(usrOf(Target->getCanonicalDecl()));
+  for (const FunctionSummary *S : Found)
+    if (!Here.contains(S->USR))
+      Result.push_back(S);
+  return Result;
 }
 
 const FunctionSummary *SummaryTable::external(const FunctionDecl *FD) {
@@ -189,8 +218,10 @@ const FunctionSummary *SummaryTable::lookup(const FunctionDecl *FD, Facet K) {
   if (!FD || !F)
     return nullptr;
   const FunctionDecl *Def = definitionWithBody(FD);
-  if (!Def)
+  if (!Def) {
+    UsedElsewhere.insert(FD->getCanonicalDecl());
     return external(FD);
+  }
   if (!F->follows(Def))
     return nullptr;
   Entry &E = entry(Def);

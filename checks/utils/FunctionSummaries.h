@@ -91,6 +91,13 @@ public:
       std::function<const FunctionSummary *(llvm::StringRef USR)> Fn) {
     ExternalLookup = std::move(Fn);
   }
+  /// Where the overrides defined in other translation units come from: the
+  /// summaries of the overrides of the method with this USR, at any depth.
+  void setExternalOverrides(
+      std::function<std::vector<const FunctionSummary *>(llvm::StringRef USR)>
+          Fn) {
+    ExternalOverrides = std::move(Fn);
+  }
 
   /// Calls Fn for every function of this translation unit whose summary was
   /// computed (for some facet) and says something, with its USR and name
@@ -107,6 +114,12 @@ public:
   /// translation unit. Empty when the callee is not known.
   llvm::SmallVector<const FunctionDecl *, 2> callTargets(const Expr *Call);
 
+  /// For a virtual call (as callTargets decides), the summaries of the
+  /// overrides that other translation units define and this one does not
+  /// declare, from the SummaryFile: such an override counts as one declared
+  /// here. Empty for other calls.
+  std::vector<const FunctionSummary *> externalTargets(const Expr *Call);
+
   /// The USR of D ("" when Clang cannot make one).
   static std::string usrOf(const Decl *D);
   /// Where L is, as a file path, line and column (of its file location).
@@ -116,6 +129,17 @@ public:
   SourceLocation locationOf(const SourceRef &R) const;
 
   ASTContext &context() const { return Context; }
+
+  /// The functions this table was asked about that have no body here (their
+  /// summaries come from other translation units, if at all), and the
+  /// methods called virtually (their overrides may live in other
+  /// translation units): canonical declarations. What a facts file lists as
+  /// the TU's uses, so that the TU is checked again when their summaries
+  /// change, however the call was reached (a constructor run by
+  /// std::make_shared in a system header counts).
+  const llvm::DenseSet<const FunctionDecl *> &usedElsewhere() const {
+    return UsedElsewhere;
+  }
 
 private:
   struct Entry {
@@ -140,6 +164,9 @@ private:
   const FunctionSummary *external(const FunctionDecl *FD);
 
   void indexOverrides();
+  /// The method a call dispatches on, when it is virtual (not qualified, not
+  /// of a final method or class); nullptr otherwise.
+  const CXXMethodDecl *virtualCallee(const Expr *Call) const;
 
   ASTContext &Context;
   SummaryFacet *Facets[NumFacets] = {};
@@ -150,7 +177,10 @@ private:
       Overrides;
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<Entry>> Entries;
   llvm::StringMap<FunctionSummary> Externals;
+  llvm::DenseSet<const FunctionDecl *> UsedElsewhere;
   std::function<const FunctionSummary *(llvm::StringRef)> ExternalLookup;
+  std::function<std::vector<const FunctionSummary *>(llvm::StringRef)>
+      ExternalOverrides;
 };
 
 /// The table of Context's translation unit, shared by every check that asks

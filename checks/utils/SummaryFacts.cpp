@@ -67,7 +67,7 @@ void report(const std::string &Message) {
 }
 
 std::shared_ptr<const ExternalFacts> load(llvm::StringRef Path, const Stamp &S,
-                                         bool IsFolder) {
+                                          bool IsFolder) {
   auto Table = std::make_shared<ExternalFacts>();
   if (S.Missing) {
     report(("SummaryFile " + Path +
@@ -98,6 +98,8 @@ std::shared_ptr<const ExternalFacts> load(llvm::StringRef Path, const Stamp &S,
         IsFolder ? llvm::sys::path::filename(Name) : llvm::StringRef(Name);
     for (const FunctionSummary &Summary : Parsed.Facts.Functions)
       Merger.add(Summary, Source);
+    for (const auto &[Base, By] : Parsed.Facts.Overrides)
+      Table->Overrides[Base].insert(By.begin(), By.end());
   }
   for (const SummaryConflict &C : Merger.conflicts())
     report(C.message());
@@ -136,6 +138,29 @@ ExternalSummaries::findExternalSummary(llvm::StringRef USR) {
     return nullptr;
   load();
   return Table->find(USR);
+}
+
+std::vector<const FunctionSummary *>
+ExternalSummaries::findOverrides(llvm::StringRef USR) {
+  std::vector<const FunctionSummary *> Result;
+  if (Path.empty() || USR.empty())
+    return Result;
+  load();
+  std::vector<std::string> Work{USR.str()};
+  std::set<std::string> Seen{USR.str()};
+  while (!Work.empty()) {
+    auto It = Table->Overrides.find(Work.back());
+    Work.pop_back();
+    if (It == Table->Overrides.end())
+      continue;
+    for (const std::string &Override : It->second)
+      if (Seen.insert(Override).second) {
+        Work.push_back(Override);
+        if (const FunctionSummary *S = Table->find(Override))
+          Result.push_back(S);
+      }
+  }
+  return Result;
 }
 
 } // namespace clang::tidy::metaguard

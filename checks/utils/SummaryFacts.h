@@ -22,13 +22,17 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace clang::tidy::metaguard {
 
 /// The merged summaries of one SummaryFile, by USR. Immutable once loaded.
 struct ExternalFacts {
   std::map<std::string, FunctionSummary, std::less<>> Functions;
+  /// Method -> the overrides other TUs define (direct ones), by USR.
+  std::map<std::string, std::set<std::string>, std::less<>> Overrides;
   const FunctionSummary *find(llvm::StringRef USR) const {
     auto It = Functions.find(USR);
     return It == Functions.end() ? nullptr : &It->second;
@@ -51,6 +55,10 @@ public:
   /// nullptr when there is none (no file, not in it, unreadable): unknown.
   /// The pointer stays valid until reset().
   const FunctionSummary *findExternalSummary(llvm::StringRef USR);
+
+  /// The summaries of the overrides of the method with this USR, at any
+  /// depth, that the SummaryFile knows of (virtual calls).
+  std::vector<const FunctionSummary *> findOverrides(llvm::StringRef USR);
 
   /// Loads the file now, if there is one (see loadExternalFacts).
   void load() {

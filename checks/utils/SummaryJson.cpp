@@ -291,6 +291,24 @@ void readStrings(const Json &Root, const char *Key, llvm::StringRef Path,
   }
 }
 
+/// `"overrides": {"<method>": ["<override>", ...]}`; bad entries are
+/// reported and skipped.
+void readOverrides(const Json &Root, llvm::StringRef Path,
+                   std::map<std::string, std::vector<std::string>> &Out,
+                   std::vector<std::string> &Errors) {
+  auto It = Root.find("overrides");
+  if (It == Root.end())
+    return;
+  if (!It->is_object()) {
+    Errors.push_back(
+        (Path + ": key \"overrides\": expected an object, got " + typeName(*It))
+            .str());
+    return;
+  }
+  for (const auto &[Base, By] : It->items())
+    readStrings(*It, Base.c_str(), Path, Out[Base], Errors);
+}
+
 /// Removes a temporary file on a path that failed anyway; a second error
 /// would only hide the first.
 void removeQuietly(llvm::StringRef Path) {
@@ -315,6 +333,8 @@ std::string factsToJson(const TranslationUnitFacts &Facts) {
   J["defines"] = Facts.Defines;
   J["uses"] = Facts.Uses;
   J["inputs"] = Facts.Inputs;
+  if (!Facts.Overrides.empty())
+    J["overrides"] = Facts.Overrides;
   return dumpJson(J, 1) + "\n";
 }
 
@@ -357,6 +377,7 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
   readStrings(Root, "defines", Path, Facts.Defines, Result.Errors);
   readStrings(Root, "uses", Path, Facts.Uses, Result.Errors);
   readStrings(Root, "inputs", Path, Facts.Inputs, Result.Errors);
+  readOverrides(Root, Path, Facts.Overrides, Result.Errors);
 
   auto Functions = Root.find("functions");
   if (Functions == Root.end())

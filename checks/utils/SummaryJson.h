@@ -19,6 +19,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct TranslationUnitFacts {
   std::vector<std::string> Defines;
   std::vector<std::string> Uses;
   std::vector<std::string> Inputs;
+  /// Overridden method -> the overrides the TU defines (USRs): a virtual
+  /// call in another TU may run them.
+  std::map<std::string, std::vector<std::string>> Overrides;
 };
 
 /// The current version of the format; files with a larger one are refused.

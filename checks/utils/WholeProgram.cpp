@@ -101,14 +101,17 @@ FunctionSummary combineFacets(FunctionSummary A, const FunctionSummary &B) {
 
 /// What the checks of this process have exported to each facts file for
 /// the current TU: both metaguard checks write the same file, and the
-/// second write must keep the first one's summaries.
+/// second write must keep what the first one found (its summaries, and the
+/// uses its summary table saw).
 struct PendingExport {
-  std::map<std::string, std::vector<FunctionSummary>> ByCheck;
+  std::map<std::string, TranslationUnitFacts> ByCheck;
 };
 
-std::vector<FunctionSummary>
-combineExports(llvm::StringRef Path, llvm::StringRef CheckName,
-               llvm::ArrayRef<FunctionSummary> Summaries) {
+/// Mine with the functions and uses of the other checks' exports of Path
+/// for this TU folded in.
+TranslationUnitFacts combineExports(llvm::StringRef Path,
+                                    llvm::StringRef CheckName,
+                                    TranslationUnitFacts Mine) {
   static std::mutex Lock;
   static std::map<std::string, PendingExport, std::less<>> Pending;
   std::lock_guard<std::mutex> Guard(Lock);
@@ -117,19 +120,23 @@ combineExports(llvm::StringRef Path, llvm::StringRef CheckName,
   // or the file named twice on a command line).
   if (Entry.ByCheck.count(CheckName.str()))
     Entry.ByCheck.clear();
-  Entry.ByCheck[CheckName.str()] = Summaries.vec();
+  Entry.ByCheck[CheckName.str()] = Mine;
   std::map<std::string, FunctionSummary> ByUSR;
-  for (const auto &Contribution : Entry.ByCheck)
-    for (const FunctionSummary &S : Contribution.second) {
+  std::set<std::string> Uses;
+  for (const auto &Contribution : Entry.ByCheck) {
+    for (const FunctionSummary &S : Contribution.second.Functions) {
       auto [It, New] = ByUSR.try_emplace(S.USR, S);
       if (!New)
         It->second = combineFacets(It->second, S);
     }
-  std::vector<FunctionSummary> Result;
-  Result.reserve(ByUSR.size());
+    Uses.insert(Contribution.second.Uses.begin(),
+                Contribution.second.Uses.end());
+  }
+  Mine.Functions.clear();
   for (auto &Item : ByUSR)
-    Result.push_back(std::move(Item.second));
-  return Result;
+    Mine.Functions.push_back(std::move(Item.second));
+  Mine.Uses.assign(Uses.begin(), Uses.end());
+  return Mine;
 }
 
 std::string absolute(const SourceManager &SM, llvm::StringRef Name) {
@@ -195,24 +202,39 @@ void WholeProgramFacts::run(const MatchFinder::MatchResult &Result) {
   if (const auto *FD = Result.Nodes.getNodeAs<FunctionDecl>("definition")) {
     // Functions another TU can call and has no body for: not inline ones
     // (every caller has the body), not templates (instantiated where used).
-    if (FD->isImplicit() || FD->isInlined() || !FD->isExternallyVisible() ||
-        FD->isDependentContext() || FD->isTemplateInstantiation())
+    // Overrides are the exception: a virtual call in another TU may run one
+    // defined in a class it never sees (one written in this .cpp file).
+    const auto *Method = dyn_cast<CXXMethodDecl>(FD);
+    const bool Override = Method && Method->size_overridden_methods() > 0;
+    if (FD->isImplicit() || FD->isDependentContext() ||
+        FD->isTemplateInstantiation() ||
+        (!Override && (FD->isInlined() || !FD->isExternallyVisible())))
       return;
     std::string USR = usrOf(FD);
     if (!USR.empty() && Defines.insert(std::move(USR)).second)
       Definitions.push_back(FD);
+    if (Override)
+      for (const CXXMethodDecl *Base : Method->overridden_methods())
+        if (std::string BaseUSR = usrOf(Base->getCanonicalDecl());
+            !BaseUSR.empty())
+          Overrides[BaseUSR].insert(usrOf(FD));
     return;
   }
   if (const auto *FD = Result.Nodes.getNodeAs<FunctionDecl>("callee")) {
-    FD = FD->getCanonicalDecl();
-    if (!Seen.insert(FD).second || FD->hasBody() || FD->getBuiltinID() ||
-        FD->isDependentContext() ||
-        Result.SourceManager->isInSystemHeader(FD->getLocation()))
-      return;
-    std::string USR = usrOf(FD);
-    if (!USR.empty())
-      Uses.insert(std::move(USR));
+    if (!FD->hasBody())
+      addUse(FD);
   }
+}
+
+void WholeProgramFacts::addUse(const FunctionDecl *FD) {
+  FD = FD->getCanonicalDecl();
+  if (!Seen.insert(FD).second || FD->getBuiltinID() ||
+      FD->isDependentContext() || !SM ||
+      SM->isInSystemHeader(FD->getLocation()))
+    return;
+  std::string USR = usrOf(FD);
+  if (!USR.empty())
+    Uses.insert(std::move(USR));
 }
 
 const FunctionSummary *
@@ -232,9 +254,11 @@ void WholeProgramFacts::exportSummaries(
 
     TranslationUnitFacts Facts;
     Facts.MainFile = MainFile;
-    Facts.Functions = combineExports(Path, CheckName, Summaries);
+    Facts.Functions = Summaries.vec();
     Facts.Defines.assign(Defines.begin(), Defines.end());
     Facts.Uses.assign(Uses.begin(), Uses.end());
+    for (const auto &[Base, By] : Overrides)
+      Facts.Overrides[Base].assign(By.begin(), By.end());
     // Every file the preprocessor entered: the driver re-summarises the TU
     // when one of them changes (like a compiler's .d file). Not the files
     // that notes point into (SummaryTable::locationOf gives them a FileID
@@ -250,6 +274,7 @@ void WholeProgramFacts::exportSummaries(
       Inputs.insert(absolute(*SM, It->first.getName()));
     }
     Facts.Inputs.assign(Inputs.begin(), Inputs.end());
+    Facts = combineExports(Path, CheckName, std::move(Facts));
 
     std::string Error = writeFileAtomically(Path, factsToJson(Facts));
     if (!Error.empty())
@@ -263,6 +288,7 @@ void WholeProgramFacts::exportSummaries(
   Definitions.clear();
   Context = nullptr;
   Uses.clear();
+  Overrides.clear();
   Seen.clear();
   External.reset();
 }
@@ -284,6 +310,10 @@ void WholeProgramFacts::exportTable(
       if (Exported.contains(FD) && !S.empty())
         Summaries.push_back(S);
     });
+    // Calls the matchers do not see: those reached through system headers
+    // (std::make_shared running a constructor), and virtual calls.
+    for (const FunctionDecl *FD : T.usedElsewhere())
+      addUse(FD);
   }
   exportSummaries(Summaries);
 }
@@ -293,9 +323,12 @@ SummaryTable &WholeProgramFacts::table(
     std::initializer_list<std::pair<Facet, SummaryFacet *>> Facets) {
   if (!Held) {
     Held = sharedSummaryTable(Context);
-    if (readsSummaries())
+    if (readsSummaries()) {
       Held->setExternalLookup(
           [this](llvm::StringRef USR) { return findExternalSummary(USR); });
+      Held->setExternalOverrides(
+          [this](llvm::StringRef USR) { return External.findOverrides(USR); });
+    }
   }
   for (const auto &[K, F] : Facets)
     Held->setFacet(K, F);

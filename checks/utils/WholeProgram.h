@@ -40,6 +40,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -111,7 +112,13 @@ private:
   std::vector<const FunctionDecl *> Definitions; ///< Those of Defines.
   ASTContext *Context = nullptr;
   std::set<std::string> Uses;
+  /// Overridden method -> the overrides this TU defines (USRs).
+  std::map<std::string, std::set<std::string>> Overrides;
   llvm::DenseSet<const FunctionDecl *> Seen;
+
+  /// Lists FD (a function called here) among the TU's uses, unless it is
+  /// the standard library's or LibTorch's (known by name, not by summary).
+  void addUse(const FunctionDecl *FD);
 };
 
 } // namespace clang::tidy::metaguard

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Writes the same cases twice into argv[1], compiled against the check
+tests' mock headers (argv[2]), as two CMake projects configured with
+CMAKE_EXPORT_COMPILE_COMMANDS:
+
+  single/  each case in one file: what per-file mode sees
+  split/   each case's parts in files of their own (the callee in another
+           file than the call): what whole-program mode must see the same way
+
+and argv[1]/layout.json, which maps each line of every written file to
+(case, part, line in the part), so that compare-parity.py can put the
+findings of both layouts side by side.
+
+Each case is a header (declarations, shared by its parts) and parts, the
+last one holding the calls that are flagged. Everything of a case lives in
+a namespace of its own, so the cases do not share functions.
+"""
+import json
+import os
+import subprocess
+import sys
+
+PRELUDE = """#pragma once
+#include <metaguard/metaguard.h>
+#include <functional>
+#include <memory>
+#include <vector>
+namespace fs = std::filesystem;
+struct VisionImpl : torch::nn::Module {
+  explicit VisionImpl(const metaguard::Config &);
+};
+TORCH_MODULE(Vision);
+"""
+
+# A composite model whose constructor (in a part of its own) loads a
+# pretrained part (in another part).
+CAPTIONER_HEADER = """Vision load_vision(const fs::path &dir);
+struct CaptionerImpl : torch::nn::Module {
+  CaptionerImpl(const metaguard::Config &c, const fs::path &dir);
+  Vision vision{nullptr};
+};
+TORCH_MODULE(Captioner);
+"""
+VISION = """Vision load_vision(const fs::path &dir) {
+  return metaguard::from_pretrained<Vision>(dir);
+}
+"""
+CAPTIONER = """CaptionerImpl::CaptionerImpl(const metaguard::Config &c,
+                             const fs::path &dir) {
+  vision = load_vision(dir);
+}
+"""
+
+
+def captioner_case(statement):
+    """A call of the captioner's constructor under a meta scope."""
+    return (CAPTIONER_HEADER, [("vision", VISION), ("captioner", CAPTIONER), ("use", f"""
+void build(const metaguard::Config &c, const fs::path &dir) {{
+  auto guard = metaguard::init_empty_weights();
+  {statement}
+}}
+""")])
+
+
+CASES = {
+    # Meta scope check: the shapes of "Through calls".
+    "plain_call": (CAPTIONER_HEADER, [("vision", VISION), ("use", """
+void build(const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  auto v = load_vision(dir);
+}
+""")]),
+    "holder_ctor": captioner_case("Captioner skeleton(c, dir);"),
+    # One file per shape: a file's other calls must not make it look at the
+    # constructor's summary.
+    "make_shared": captioner_case("auto shared = std::make_shared<CaptionerImpl>(c, dir);"),
+    "make_unique": captioner_case("auto unique = std::make_unique<CaptionerImpl>(c, dir);"),
+    "new_expr": captioner_case("auto *raw = new CaptionerImpl(c, dir);"),
+    "emplace_back": captioner_case("std::vector<Captioner> all;\n  all.emplace_back(c, dir);"),
+    "factory": (CAPTIONER_HEADER + "Captioner make_captioner(const metaguard::Config &c, const fs::path &dir);\n",
+                [("vision", VISION), ("captioner", CAPTIONER), ("factory", """
+Captioner make_captioner(const metaguard::Config &c, const fs::path &dir) {
+  return Captioner(c, dir);
+}
+"""), ("use", """
+void build(const metaguard::Config &c, const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  auto captioner = make_captioner(c, dir);
+}
+""")]),
+    "member_init": (CAPTIONER_HEADER + """struct PipelineImpl : torch::nn::Module {
+  PipelineImpl(const metaguard::Config &c, const fs::path &dir);
+  Captioner captioner;
+};
+struct HeadImpl : torch::nn::Module {
+  HeadImpl();
+  Vision vision = load_vision("head");
+};
+""", [("vision", VISION), ("captioner", CAPTIONER), ("pipeline", """
+PipelineImpl::PipelineImpl(const metaguard::Config &c, const fs::path &dir)
+    : captioner(c, dir) {}
+HeadImpl::HeadImpl() {}
+"""), ("use", """
+void build(const metaguard::Config &c, const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  PipelineImpl pipeline(c, dir);
+  HeadImpl head;
+}
+""")]),
+    # The override is declared only in its own file when split.
+    "virtual_call": ("""Vision load_vision(const fs::path &dir);
+struct Builder {
+  virtual ~Builder() = default;
+  virtual Vision build(const fs::path &dir) = 0;
+  virtual void enter() {}
+};
+Builder &vision_builder();
+""", [("vision", VISION), ("builder", """
+struct VisionBuilder : Builder {
+  Vision build(const fs::path &dir) override { return load_vision(dir); }
+  void enter() override;
+};
+void VisionBuilder::enter() { metaguard::set_default_device("meta"); }
+Builder &vision_builder() {
+  static VisionBuilder builder;
+  return builder;
+}
+"""), ("use", """
+void build(Builder &b, const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  auto v = b.build(dir);
+}
+void after_enter(Builder &b, const fs::path &dir) {
+  b.enter();
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
+""")]),
+    "lambdas": (CAPTIONER_HEADER, [("vision", VISION), ("captioner", CAPTIONER), ("use", """
+void build(const metaguard::Config &c, const fs::path &dir) {
+  metaguard::with_meta_device([&] { return Captioner(c, dir); });
+  auto make = [&] { return load_vision(dir); };
+  auto guard = metaguard::init_empty_weights();
+  auto v = make();
+}
+""")]),
+    "setters": ("""Vision load_vision(const fs::path &dir);
+void enter_meta();
+void leave_meta();
+struct MetaSession {
+  MetaSession();
+};
+""", [("vision", VISION), ("setters", """
+void enter_meta() { metaguard::set_default_device("meta"); }
+void leave_meta() { metaguard::reset_default_device(); }
+MetaSession::MetaSession() { enter_meta(); }
+"""), ("use", """
+void after_enter(const fs::path &dir) {
+  enter_meta();
+  auto v = load_vision(dir);
+}
+void after_leave(const fs::path &dir) {
+  enter_meta();
+  leave_meta();
+  auto v = load_vision(dir);
+}
+void session(const fs::path &dir) {
+  MetaSession s;
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
+""")]),
+    "options": ("""metaguard::LoadOptions cpu_options();
+metaguard::LoadOptions offload_options();
+""", [("options", """
+metaguard::LoadOptions cpu_options() { return {metaguard::DeviceMap::on("cpu")}; }
+metaguard::LoadOptions offload_options() {
+  metaguard::LoadOptions options;
+  options.device_map = metaguard::DeviceMap::automatic();
+  options.offload_folder = "offload";
+  return options;
+}
+"""), ("use", """
+void build(const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  auto v = metaguard::from_pretrained<Vision>(dir, cpu_options());
+}
+void offloaded(const fs::path &dir) {
+  auto v = metaguard::from_pretrained<Vision>(dir, offload_options());
+  v->to(torch::kCUDA);
+}
+""")]),
+    # Offloaded-parameter check: helpers, factories, apply, overrides.
+    "moves": ("""void move_to_cpu(torch::nn::Module &model);
+void zero_weights(torch::nn::Module &model);
+void strip_hooks(torch::nn::Module &model);
+void move_one(torch::nn::Module &module);
+Vision load_offloaded(const fs::path &dir);
+struct Mover {
+  virtual ~Mover() = default;
+  virtual void place(torch::nn::Module &model) = 0;
+};
+struct ModelMover {
+  explicit ModelMover(torch::nn::Module &model);
+};
+""", [("helpers", """
+void move_to_cpu(torch::nn::Module &model) { model.to(torch::kCPU); }
+void zero_weights(torch::nn::Module &model) {
+  for (auto &p : model.parameters())
+    p.set_data(torch::zeros({1}));
+}
+void strip_hooks(torch::nn::Module &model) {
+  metaguard::remove_hook_from_module(model, true);
+}
+void move_one(torch::nn::Module &module) { module.to(torch::kCUDA); }
+Vision load_offloaded(const fs::path &dir) {
+  return metaguard::from_pretrained<Vision>(
+      dir, {.device_map = metaguard::DeviceMap::automatic()});
+}
+ModelMover::ModelMover(torch::nn::Module &model) { model.to(torch::kCPU); }
+"""), ("mover", """
+struct CudaMover : Mover {
+  void place(torch::nn::Module &model) override { model.to(torch::kCUDA); }
+};
+"""), ("use", """
+void offload(torch::nn::Module &model, const metaguard::DeviceMap &map,
+             Mover &mover) {
+  metaguard::dispatch_model(model, map, "offload");
+  move_to_cpu(model);
+  zero_weights(model);
+  mover.place(model);
+  model.apply(move_one);
+  ModelMover moved(model);
+}
+void hooks(torch::nn::Module &model, const metaguard::DeviceMap &map) {
+  metaguard::dispatch_model(model, map, "offload");
+  strip_hooks(model);
+  metaguard::save_pretrained(model, "out");
+}
+void factory(const fs::path &dir) {
+  auto v = load_offloaded(dir);
+  v->to(torch::kCUDA);
+}
+""")]),
+}
+
+root, mocks = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+layout = {}
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def source(name, header, parts, where):
+    """The text of a file holding parts (a list of (part, code)), and records
+    where each part starts in layout[where]."""
+    lines = [f'#include "{header}"']
+    spans = []
+    for part, code in parts:
+        lines.append(f"namespace {name} {{")
+        spans.append([part, len(lines) + 1])
+        lines.extend(code.strip("\n").split("\n"))
+        lines.append(f"}} // namespace {name}")
+    layout[where] = {"case": name, "parts": spans}
+    return "\n".join(lines) + "\n"
+
+
+for kind in ("single", "split"):
+    folder = os.path.join(root, kind)
+    sources = []
+    write(os.path.join(folder, "src", "prelude.h"), PRELUDE)
+    for name, (decls, parts) in CASES.items():
+        write(os.path.join(folder, "src", f"{name}.h"),
+              f'#pragma once\n#include "prelude.h"\nnamespace {name} {{\n{decls}}} // namespace {name}\n')
+        groups = [(name, parts)] if kind == "single" else [(f"{name}_{p}", [(p, c)]) for p, c in parts]
+        for file_name, group in groups:
+            path = os.path.join(folder, "src", f"{file_name}.cpp")
+            write(path, source(name, f"{name}.h", group, path))
+            sources.append(f"src/{file_name}.cpp")
+    write(os.path.join(folder, "CMakeLists.txt"), f"""cmake_minimum_required(VERSION 3.16)
+project(parity CXX)
+set(CMAKE_CXX_STANDARD 20)
+add_library(app OBJECT {' '.join(sorted(sources))})
+# Included the way LibTorch is: as system headers.
+target_include_directories(app SYSTEM PRIVATE "{mocks}")
+""")
+    compiler = os.environ.get("CXX_FOR_TESTS", "clang++-19")
+    subprocess.run(["cmake", "-S", folder, "-B", os.path.join(folder, "build"), "-G", "Ninja",
+                    f"-DCMAKE_CXX_COMPILER={compiler}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                   check=True, stdout=subprocess.DEVNULL)
+write(os.path.join(root, "layout.json"), json.dumps(layout, indent=1) + "\n")
