@@ -49,6 +49,8 @@ bool isDiscarded(const Expr *E, const StmtParents &Parents) {
 } // namespace
 
 bool TensorWrites::isInPlaceMethod(const CXXMethodDecl *Method) const {
+  // Names with a leading underscore are LibTorch internals that set flags
+  // (`_coalesced_`), not values.
   return Method && Method->getIdentifier() && Method->getName().size() > 1 &&
          Method->getName().ends_with("_") &&
          !Method->getName().starts_with("_") && !Ignored.matches(Method) &&
