@@ -519,114 +519,123 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       return;
     }
     if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
-      const CXXMethodDecl *Method = Call->getMethodDecl();
-      if (!Method)
-        return;
-      const Expr *Object = Call->getImplicitObjectArgument();
-      const bool OnModule = isModuleClass(Method->getParent());
-      if (OnModule && isNamed(Method, "to")) {
-        if (passesDevice(Call))
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-            Ev.Moves.push_back(ModelEvent{Call, *Ref, "to", {}});
-        return;
-      }
-      if (OnModule && isNamed(Method, "forward")) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward", {}});
-        return;
-      }
-      if (OnModule && isNamed(Method, "register_parameter")) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Mutations.push_back(Mutation{
-              Call, *Ref, MutationKind::Register, "register_parameter", {}});
-        return;
-      }
-      if (addWrite(Call, Ev))
-        return;
-      // models.push_back(from_pretrained<M>(dir, placed)): the container
-      // now holds a dispatched model.
-      if (Method->getIdentifier() &&
-          llvm::is_contained(ContainerInserters, Method->getName()) &&
-          isModelContainerType(Object->getType())) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          for (const Expr *Arg : Call->arguments()) {
-            bool Fresh = false;
-            if (std::optional<Dispatch> D =
-                    dispatchedValue(Arg, F, Context, Fresh)) {
-              D->Ref = *Ref;
-              Ev.Dispatches.push_back(*D);
-              break;
-            }
-          }
-        return;
-      }
-      // model->apply(fn) calls fn on the model and each submodule: what fn
-      // does to its module argument is done to the model.
-      if (OnModule && isNamed(Method, "apply") && Call->getNumArgs() == 1) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          if (const FunctionDecl *Fn =
-                  functionOfCallableObject(Call->getArg(0)))
-            if (const FunctionSummary *S =
-                    summaries(Context).lookup(Fn, Facet::Model))
-              if (auto It = S->Args.find(0); It != S->Args.end())
-                addEffects(Call, *Ref, "apply", It->second, Ev);
-        return;
-      }
-      // ptr.reset() ends the model the variable held.
-      if (isNamed(Method, "reset")) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
-            Ref && Ref->isRoot())
-          Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}, {}});
-        return;
-      }
-      addCallEffects(Call, Method, /*FirstArg=*/0, Context, Ev);
+      addMemberCallEvents(Call, F, Context, Ev);
       return;
     }
-    if (const auto *Call = dyn_cast<CallExpr>(S)) {
-      // Also through a function pointer set once.
-      const FunctionDecl *Callee = calledFunction(Call);
-      if (!Callee)
-        return;
-      if (Dispatchers.matches(Callee)) {
-        std::optional<ModuleRef> Ref;
-        if (Call->getNumArgs() > 0)
-          Ref = moduleRefOf(Call->getArg(0));
-        if (!Ref)
-          return;
-        // dispatch_model(m, DeviceMap::on(cpu)), or any map without "disk",
-        // brings everything back into memory: the model may move again.
-        if (Call->getNumArgs() > 1 && isInMemoryDeviceMap(Call->getArg(1))) {
-          Ev.Undispatches.push_back(
-              ModelEvent{Call, *Ref, calleeName(Callee), {}});
-          return;
-        }
-        Dispatch D;
-        D.S = Call;
-        D.Ref = *Ref;
-        D.Function = calleeName(Callee);
-        Ev.Dispatches.push_back(D);
-        return;
-      }
-      if (HookRemovers.matches(Callee)) {
-        if (Call->getNumArgs() > 0)
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
-            Ev.Removals.push_back(
-                ModelEvent{Call, *Ref, calleeName(Callee), {}});
-        return;
-      }
-      if (NeedsHooks.matches(Callee)) {
-        for (const Expr *Arg : Call->arguments())
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Arg)) {
-            Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
-            break;
-          }
-        return;
-      }
-      if (!addWrite(Call, Ev) && !Loaders.isLoader(Callee))
-        addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
-    }
+    if (const auto *Call = dyn_cast<CallExpr>(S))
+      addCallEvents(Call, Context, Ev);
   });
   return Ev;
+}
+
+void OffloadedParameterMoveCheck::addMemberCallEvents(
+    const CXXMemberCallExpr *Call, const FunctionDecl *F, ASTContext &Context,
+    Events &Ev) {
+  const CXXMethodDecl *Method = Call->getMethodDecl();
+  if (!Method)
+    return;
+  const Expr *Object = Call->getImplicitObjectArgument();
+  const bool OnModule = isModuleClass(Method->getParent());
+  if (OnModule && isNamed(Method, "to")) {
+    if (passesDevice(Call))
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+        Ev.Moves.push_back(ModelEvent{Call, *Ref, "to", {}});
+    return;
+  }
+  if (OnModule && isNamed(Method, "forward")) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward", {}});
+    return;
+  }
+  if (OnModule && isNamed(Method, "register_parameter")) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      Ev.Mutations.push_back(Mutation{
+          Call, *Ref, MutationKind::Register, "register_parameter", {}});
+    return;
+  }
+  if (addWrite(Call, Ev))
+    return;
+  // models.push_back(from_pretrained<M>(dir, placed)): the container
+  // now holds a dispatched model.
+  if (Method->getIdentifier() &&
+      llvm::is_contained(ContainerInserters, Method->getName()) &&
+      isModelContainerType(Object->getType())) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      for (const Expr *Arg : Call->arguments()) {
+        bool Fresh = false;
+        if (std::optional<Dispatch> D =
+                dispatchedValue(Arg, F, Context, Fresh)) {
+          D->Ref = *Ref;
+          Ev.Dispatches.push_back(*D);
+          break;
+        }
+      }
+    return;
+  }
+  // model->apply(fn) calls fn on the model and each submodule: what fn
+  // does to its module argument is done to the model.
+  if (OnModule && isNamed(Method, "apply") && Call->getNumArgs() == 1) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      if (const FunctionDecl *Fn = functionOfCallableObject(Call->getArg(0)))
+        if (const FunctionSummary *S =
+                summaries(Context).lookup(Fn, Facet::Model))
+          if (auto It = S->Args.find(0); It != S->Args.end())
+            addEffects(Call, *Ref, "apply", It->second, Ev);
+    return;
+  }
+  // ptr.reset() ends the model the variable held.
+  if (isNamed(Method, "reset")) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
+        Ref && Ref->isRoot())
+      Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}, {}});
+    return;
+  }
+  addCallEffects(Call, Method, /*FirstArg=*/0, Context, Ev);
+  return;
+}
+
+void OffloadedParameterMoveCheck::addCallEvents(const CallExpr *Call,
+                                                ASTContext &Context,
+                                                Events &Ev) {
+  // Also through a function pointer set once.
+  const FunctionDecl *Callee = calledFunction(Call);
+  if (!Callee)
+    return;
+  if (Dispatchers.matches(Callee)) {
+    std::optional<ModuleRef> Ref;
+    if (Call->getNumArgs() > 0)
+      Ref = moduleRefOf(Call->getArg(0));
+    if (!Ref)
+      return;
+    // dispatch_model(m, DeviceMap::on(cpu)), or any map without "disk",
+    // brings everything back into memory: the model may move again.
+    if (Call->getNumArgs() > 1 && isInMemoryDeviceMap(Call->getArg(1))) {
+      Ev.Undispatches.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
+      return;
+    }
+    Dispatch D;
+    D.S = Call;
+    D.Ref = *Ref;
+    D.Function = calleeName(Callee);
+    Ev.Dispatches.push_back(D);
+    return;
+  }
+  if (HookRemovers.matches(Callee)) {
+    if (Call->getNumArgs() > 0)
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
+        Ev.Removals.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
+    return;
+  }
+  if (NeedsHooks.matches(Callee)) {
+    for (const Expr *Arg : Call->arguments())
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Arg)) {
+        Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
+        break;
+      }
+    return;
+  }
+  if (!addWrite(Call, Ev) && !Loaders.isLoader(Callee))
+    addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
 }
 
 bool OffloadedParameterMoveCheck::addWrite(const CallExpr *Call, Events &Ev) {

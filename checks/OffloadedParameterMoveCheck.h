@@ -132,6 +132,13 @@ private:
   /// The dispatch carried by the models FD returns, if some return
   /// statement returns a dispatched model; memoised.
   const Dispatch *factoryDispatch(const FunctionDecl *FD, ASTContext &Context);
+  /// The events of a method call (moves, forward passes, parameter writes,
+  /// models put into containers, what a helper does) in F.
+  void addMemberCallEvents(const CXXMemberCallExpr *Call, const FunctionDecl *F,
+                           ASTContext &Context, Events &Ev);
+  /// The events of a call of a function (dispatches, hook removals, uses of
+  /// hooks, parameter writes, what a helper does).
+  void addCallEvents(const CallExpr *Call, ASTContext &Context, Events &Ev);
   /// Adds the parameter writes Call makes (an in-place tensor method or
   /// initialiser, an optimizer step, a checkpoint loaded into a model);
   /// whether Call is such a write at all.
