@@ -4,7 +4,9 @@
 #include "utils/DeviceExpr.h"
 #include "utils/ExplicitOptions.h"
 #include "utils/FunctionBodies.h"
-#include "utils/LocalVariables.h"
+#include "utils/MemberModels.h"
+#include "utils/ModelProducers.h"
+#include "utils/OptimizerParameters.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclTemplate.h"
@@ -26,15 +28,6 @@ constexpr llvm::StringLiteral DefaultHookRemovers =
 constexpr llvm::StringLiteral DefaultNeedsHooks =
     "::metaguard::save_pretrained;::metaguard::load_offloaded_parameter;"
     "::metaguard::verify_dispatch";
-constexpr llvm::StringLiteral DefaultParameterMutators = "set_data;copy_;data";
-
-/// How many local variables are followed from a parameter back to the
-/// module it came from (including the hidden variables of range-for loops).
-constexpr unsigned MaxParameterHops = 12;
-
-bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
-  return D && D->getIdentifier() && D->getName() == Name;
-}
 
 /// The callee's name for messages.
 std::string calleeName(const FunctionDecl *FD) {
@@ -56,84 +49,9 @@ bool passesDevice(const CXXMemberCallExpr *Call) {
   return false;
 }
 
-/// Whether the value of E (a call) is thrown away: it is an expression
-/// statement, so the call is made for what it does to its object.
-bool isDiscarded(const Expr *E, const StmtParents &Parents) {
-  const Stmt *Node = E;
-  for (unsigned Steps = 0; Steps < 8; ++Steps) {
-    Node = Parents.parent(Node);
-    if (!Node)
-      return false;
-    if (isa<ExprWithCleanups, CXXBindTemporaryExpr, ParenExpr>(Node))
-      continue;
-    if (const auto *Cast = dyn_cast<ImplicitCastExpr>(Node))
-      return Cast->getCastKind() == CK_ToVoid;
-    if (const auto *Cast = dyn_cast<CStyleCastExpr>(Node))
-      return Cast->getCastKind() == CK_ToVoid;
-    if (isa<CompoundStmt, LabelStmt, AttributedStmt, CaseStmt, DefaultStmt>(
-            Node))
-      return true;
-    if (const auto *If = dyn_cast<IfStmt>(Node))
-      return If->getCond() != E;
-    if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(Node))
-      return true; // Bodies; conditions are Exprs with an implicit cast.
-    return false;
-  }
-  return false;
-}
-
-/// Whether FD returns a model (a module, a holder, or a pointer to a
-/// module): only such functions can return a dispatched one.
-bool returnsModel(const FunctionDecl *FD) {
-  QualType T = FD->getReturnType();
-  if (T.isNull() || T->isVoidType())
-    return false;
-  T = T.getNonReferenceType();
-  if (T->isPointerType())
-    T = T->getPointeeType();
-  if (isModuleOrHolderType(T))
-    return true;
-  // std::shared_ptr<Impl>, std::unique_ptr<Impl>.
-  if (const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
-          T->getAsCXXRecordDecl()))
-    if (Spec->getTemplateArgs().size() > 0 &&
-        Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type)
-      return isModuleOrHolderType(Spec->getTemplateArgs()[0].getAsType());
-  return false;
-}
-
-/// The call an initialiser evaluates to (`from_pretrained<M>(...)`,
-/// `make_model(...)`), also through `.ptr()` / `.get()` on its result, or
-/// nullptr.
-const CallExpr *producingCall(const Expr *Init) {
-  for (unsigned Steps = 0; Init && Steps < 8; ++Steps) {
-    Init = ignoreObjectPlumbing(Init);
-    const auto *Member = dyn_cast<CXXMemberCallExpr>(Init);
-    if (!Member)
-      return dyn_cast<CallExpr>(Init);
-    if (Member->getNumArgs() != 0 ||
-        !(isNamed(Member->getMethodDecl(), "ptr") ||
-          isNamed(Member->getMethodDecl(), "get")))
-      return Member;
-    Init = Member->getImplicitObjectArgument();
-  }
-  return nullptr;
-}
-
 /// How many factories returning factories' results the notes name (the
 /// dispatch itself is followed at any depth).
 constexpr unsigned MaxFactoryDepth = 4;
-
-/// Whether a dispatch of Dispatched makes Target dispatched: Target is the
-/// dispatched object or inside it; with AncestorsToo, also when Target
-/// contains it.
-bool covers(const ModuleRef &Dispatched, const ModuleRef &Target,
-            bool AncestorsToo) {
-  if (Dispatched.Root->getCanonicalDecl() != Target.Root->getCanonicalDecl())
-    return false;
-  return isPathPrefix(Dispatched.Path, Target.Path) ||
-         (AncestorsToo && isPathPrefix(Target.Path, Dispatched.Path));
-}
 
 /// "dispatched model 'm'" or "'m.encoder' of dispatched model 'm'".
 std::string describe(const ModuleRef &Ref) {
@@ -143,17 +61,10 @@ std::string describe(const ModuleRef &Ref) {
   return "'" + Ref.displayName() + "' of " + Model;
 }
 
-bool sameRoot(const ModuleRef &A, const ModuleRef &B) {
-  return A.Root->getCanonicalDecl() == B.Root->getCanonicalDecl();
-}
-
 /// Methods of standard containers that put an element in.
 constexpr llvm::StringLiteral ContainerInserters[] = {
     "push_back", "emplace_back", "push_front",       "emplace_front",
     "insert",    "emplace",      "insert_or_assign", "try_emplace"};
-
-/// The name of the runtime's query that makes a move safe when it says no.
-constexpr llvm::StringLiteral NoOffloadQuery = "has_offloaded_parameters";
 
 /// How a called function is named in messages.
 std::string helperName(const FunctionDecl *FD) {
@@ -161,74 +72,6 @@ std::string helperName(const FunctionDecl *FD) {
     if (Method->getParent()->isLambda())
       return "lambda";
   return qualifiedNameOf(FD);
-}
-
-/// Whether Cond, evaluating to WhenTrue, implies that the model of Ref has
-/// no offloaded parameters: `!has_offloaded_parameters(m)` when true,
-/// `has_offloaded_parameters(m)` when false, through !, && and ||, and
-/// through a local that keeps the value it was initialised with (`const bool
-/// offloaded = has_offloaded_parameters(m);`). Depth bounds the locals
-/// followed.
-bool impliesNoOffload(const Expr *Cond, const ModuleRef &Ref, bool WhenTrue,
-                      unsigned Depth = 0) {
-  if (!Cond || Depth > 8)
-    return false;
-  Cond = Cond->IgnoreParenImpCasts();
-  if (const auto *U = dyn_cast<UnaryOperator>(Cond))
-    return U->getOpcode() == UO_LNot &&
-           impliesNoOffload(U->getSubExpr(), Ref, !WhenTrue, Depth);
-  if (const auto *B = dyn_cast<BinaryOperator>(Cond)) {
-    if ((B->getOpcode() == BO_LAnd && WhenTrue) ||
-        (B->getOpcode() == BO_LOr && !WhenTrue))
-      return impliesNoOffload(B->getLHS(), Ref, WhenTrue, Depth) ||
-             impliesNoOffload(B->getRHS(), Ref, WhenTrue, Depth);
-    return false;
-  }
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(Cond)) {
-    const auto *Var = dyn_cast<VarDecl>(DRE->getDecl());
-    return Var && Var->hasLocalStorage() && !isa<ParmVarDecl>(Var) &&
-           Var->getType()->isBooleanType() && keepsItsInitialiser(Var) &&
-           impliesNoOffload(Var->getInit(), Ref, WhenTrue, Depth + 1);
-  }
-  const auto *Call = dyn_cast<CallExpr>(Cond);
-  if (WhenTrue || !Call || Call->getNumArgs() != 1 ||
-      !isNamed(Call->getDirectCallee(), NoOffloadQuery))
-    return false;
-  // The query on the model, or on a module containing Ref.
-  std::optional<ModuleRef> Asked = moduleRefOf(Call->getArg(0));
-  return Asked &&
-         Asked->Root->getCanonicalDecl() == Ref.Root->getCanonicalDecl() &&
-         isPathPrefix(Asked->Path, Ref.Path);
-}
-
-/// Whether control never continues after S.
-bool alwaysExits(const Stmt *S) {
-  if (!S)
-    return false;
-  if (isa<ReturnStmt, BreakStmt, ContinueStmt, CXXThrowExpr>(S))
-    return true;
-  if (const auto *Block = dyn_cast<CompoundStmt>(S))
-    return !Block->body_empty() && alwaysExits(Block->body_back());
-  if (const auto *E = dyn_cast<Expr>(S))
-    if (const auto *Call = dyn_cast<CallExpr>(E->IgnoreParenImpCasts()))
-      if (const FunctionDecl *Callee = Call->getDirectCallee())
-        return Callee->isNoReturn();
-  return false;
-}
-
-/// The function `apply` runs: a lambda or function, also through the
-/// std::function it converts to.
-const FunctionDecl *appliedFunction(const Expr *Arg) {
-  for (unsigned Steps = 0; Arg && Steps < 4; ++Steps) {
-    if (const FunctionDecl *Fn = functionOfCallable(Arg))
-      return Fn;
-    const auto *Construct =
-        dyn_cast<CXXConstructExpr>(ignoreObjectPlumbing(Arg)->IgnoreImplicit());
-    if (!Construct || Construct->getNumArgs() != 1)
-      return nullptr;
-    Arg = Construct->getArg(0);
-  }
-  return nullptr;
 }
 
 } // namespace
@@ -330,9 +173,12 @@ OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
       NeedsHooksOption(Options.get("NeedsHooks", DefaultNeedsHooks).str()),
       ParameterMutatorsOption(
           Options.get("ParameterMutators", DefaultParameterMutators).str()),
+      IgnoredInPlaceMethodsOption(
+          Options.get("IgnoredInPlaceMethods", DefaultIgnoredInPlaceMethods)
+              .str()),
       Dispatchers(DispatchFunctionsOption), Loaders(LoaderFunctionsOption),
       HookRemovers(HookRemoversOption), NeedsHooks(NeedsHooksOption),
-      Mutators(ParameterMutatorsOption),
+      Writes(ParameterMutatorsOption, IgnoredInPlaceMethodsOption),
       ModelFacetImpl(std::make_unique<ModelFacet>(*this)),
       Facts(Name, Options) {}
 
@@ -351,6 +197,7 @@ void OffloadedParameterMoveCheck::storeOptions(
   Options.store(Opts, "HookRemovers", HookRemoversOption);
   Options.store(Opts, "NeedsHooks", NeedsHooksOption);
   Options.store(Opts, "ParameterMutators", ParameterMutatorsOption);
+  Options.store(Opts, "IgnoredInPlaceMethods", IgnoredInPlaceMethodsOption);
   Facts.storeOptions(Options, Opts);
 }
 
@@ -402,80 +249,7 @@ void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
   Summaries.reset();
   OptionsFacetImpl.clear();
   LambdasInProgress.clear();
-  EarlyExits.clear();
-}
-
-std::optional<ModuleRef>
-OffloadedParameterMoveCheck::parameterOwner(const Expr *E) const {
-  unsigned Hops = 0;
-  for (unsigned Steps = 0; E && Steps < 64; ++Steps) {
-    E = ignoreObjectPlumbing(E);
-    if (const auto *U = dyn_cast<UnaryOperator>(E)) {
-      if (U->getOpcode() != UO_Deref)
-        return std::nullopt;
-      E = U->getSubExpr();
-      continue;
-    }
-    if (const auto *Subscript = dyn_cast<ArraySubscriptExpr>(E)) {
-      E = Subscript->getBase();
-      continue;
-    }
-    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E)) {
-      // params["w"], *it, item->..., *params.find("w").
-      OverloadedOperatorKind Kind = Op->getOperator();
-      if ((Kind == OO_Subscript || Kind == OO_Star || Kind == OO_Arrow) &&
-          Op->getNumArgs() >= 1) {
-        E = Op->getArg(0);
-        continue;
-      }
-      return std::nullopt;
-    }
-    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E)) {
-      const CXXMethodDecl *Method = Call->getMethodDecl();
-      if (!Method)
-        return std::nullopt;
-      const Expr *Object = Call->getImplicitObjectArgument();
-      if ((isNamed(Method, "named_parameters") ||
-           isNamed(Method, "parameters")) &&
-          isModuleClass(Method->getParent()))
-        return moduleRefOf(Object);
-      // Accessors of the containers and items they return: the result is
-      // (a handle to) the same parameter.
-      if (isNamed(Method, "value") || isNamed(Method, "at") ||
-          isNamed(Method, "find") || isNamed(Method, "front") ||
-          isNamed(Method, "back") || isNamed(Method, "begin")) {
-        E = Object;
-        continue;
-      }
-      // A mutator without arguments (data()) gives write access to the
-      // tensor's storage.
-      if (Call->getNumArgs() == 0 && Mutators.matches(Method)) {
-        E = Object;
-        continue;
-      }
-      return std::nullopt;
-    }
-    if (const auto *Member = dyn_cast<MemberExpr>(E)) {
-      // m->layer->weight: a tensor member of a submodule.
-      const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
-      if (!Field || !isTensorType(Field->getType()))
-        return std::nullopt;
-      return moduleRefOf(Member->getBase());
-    }
-    if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
-      // A local handle initialised from a parameter shares its tensor
-      // (copies of torch::Tensor are shallow), and so does the variable of a
-      // range-for loop over parameters().
-      const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
-      if (!Var || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
-          !Var->getInit() || ++Hops > MaxParameterHops)
-        return std::nullopt;
-      E = Var->getInit();
-      continue;
-    }
-    return std::nullopt;
-  }
-  return std::nullopt;
+  Guards.clear();
 }
 
 std::optional<OffloadedParameterMoveCheck::Dispatch>
@@ -597,7 +371,7 @@ void OffloadedParameterMoveCheck::addParameterAssignment(const Stmt *S,
         return;
   if (!isTensorType(Lhs->getType()))
     return;
-  if (std::optional<ModuleRef> Owner = parameterOwner(Lhs))
+  if (std::optional<ModuleRef> Owner = Writes.parameterOwner(Lhs))
     Out.Mutations.push_back(
         Mutation{S, *Owner, MutationKind::Assign, Compound ? "+=" : "=", {}});
 }
@@ -680,37 +454,7 @@ void OffloadedParameterMoveCheck::addCallEffects(const CallExpr *Call,
 bool OffloadedParameterMoveCheck::guardedByNoOffload(const Stmt *S,
                                                      const ModuleRef &Ref,
                                                      const FunctionDecl *F) {
-  StmtParents &Parents = Functions.parents();
-  Parents.indexFunction(F);
-  const SourceManager &SM = F->getASTContext().getSourceManager();
-  const Stmt *Child = S;
-  for (unsigned Steps = 0; Child && Steps < 4096; ++Steps) {
-    const Stmt *Parent = Parents.parent(Child);
-    if (!Parent || isa<LambdaExpr>(Parent))
-      return false;
-    if (const auto *If = dyn_cast<IfStmt>(Parent)) {
-      if ((Child == If->getThen() &&
-           impliesNoOffload(If->getCond(), Ref, /*WhenTrue=*/true)) ||
-          (Child == If->getElse() &&
-           impliesNoOffload(If->getCond(), Ref, /*WhenTrue=*/false)))
-        return true;
-    } else if (const auto *Block = dyn_cast<CompoundStmt>(Parent)) {
-      // An earlier `if (has_offloaded_parameters(m)) return;` in the block.
-      auto [It, Inserted] = EarlyExits.try_emplace(Block);
-      if (Inserted)
-        for (const Stmt *Item : Block->body())
-          if (const auto *Exit = dyn_cast<IfStmt>(Item);
-              Exit && !Exit->getElse() && alwaysExits(Exit->getThen()))
-            It->second.push_back(Exit);
-      for (const IfStmt *Exit : It->second)
-        if (SM.isBeforeInTranslationUnit(Exit->getEndLoc(),
-                                         Child->getBeginLoc()) &&
-            impliesNoOffload(Exit->getCond(), Ref, /*WhenTrue=*/false))
-          return true;
-    }
-    Child = Parent;
-  }
-  return false;
+  return Guards.guarded(S, Ref, F, Functions.parents());
 }
 
 OffloadedParameterMoveCheck::Events
@@ -718,6 +462,18 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
                                            ASTContext &Context) {
   Events Ev;
   Functions.parents().indexFunction(F);
+  // `: model_(from_pretrained<M>(dir, placed))` dispatches the member.
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(F))
+    for (const CXXCtorInitializer *Init : Ctor->inits()) {
+      bool Fresh = false;
+      if (!Init->isMemberInitializer() || !Init->isWritten())
+        continue;
+      if (std::optional<Dispatch> D =
+              dispatchedValue(Init->getInit(), F, Context, Fresh)) {
+        D->Ref.Root = Init->getMember();
+        Ev.Dispatches.push_back(*D);
+      }
+    }
   forEachEvaluatedStmt(F, [&](const Stmt *S) {
     if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls()) {
@@ -768,118 +524,167 @@ OffloadedParameterMoveCheck::collectEvents(const FunctionDecl *F,
       return;
     }
     if (const auto *Call = dyn_cast<CXXMemberCallExpr>(S)) {
-      const CXXMethodDecl *Method = Call->getMethodDecl();
-      if (!Method)
-        return;
-      const Expr *Object = Call->getImplicitObjectArgument();
-      const bool OnModule = isModuleClass(Method->getParent());
-      if (OnModule && isNamed(Method, "to")) {
-        if (passesDevice(Call))
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-            Ev.Moves.push_back(ModelEvent{Call, *Ref, "to", {}});
-        return;
-      }
-      if (OnModule && isNamed(Method, "forward")) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward", {}});
-        return;
-      }
-      if (OnModule && isNamed(Method, "register_parameter")) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          Ev.Mutations.push_back(Mutation{
-              Call, *Ref, MutationKind::Register, "register_parameter", {}});
-        return;
-      }
-      if (Mutators.matches(Method) &&
-          (Call->getNumArgs() > 0 || isDiscarded(Call, Functions.parents()))) {
-        if (std::optional<ModuleRef> Owner = parameterOwner(Object))
-          Ev.Mutations.push_back(Mutation{
-              Call, *Owner, MutationKind::Call, Method->getNameAsString(), {}});
-        return;
-      }
-      // models.push_back(from_pretrained<M>(dir, placed)): the container
-      // now holds a dispatched model.
-      if (Method->getIdentifier() &&
-          llvm::is_contained(ContainerInserters, Method->getName()) &&
-          isModelContainerType(Object->getType())) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          for (const Expr *Arg : Call->arguments()) {
-            bool Fresh = false;
-            if (std::optional<Dispatch> D =
-                    dispatchedValue(Arg, F, Context, Fresh)) {
-              D->Ref = *Ref;
-              Ev.Dispatches.push_back(*D);
-              break;
-            }
-          }
-        return;
-      }
-      // model->apply(fn) calls fn on the model and each submodule: what fn
-      // does to its module argument is done to the model.
-      if (OnModule && isNamed(Method, "apply") && Call->getNumArgs() == 1) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
-          if (const FunctionDecl *Fn = appliedFunction(Call->getArg(0)))
-            if (const FunctionSummary *S =
-                    summaries(Context).lookup(Fn, Facet::Model))
-              if (auto It = S->Args.find(0); It != S->Args.end())
-                addEffects(Call, *Ref, "apply", It->second, Ev);
-        return;
-      }
-      // ptr.reset() ends the model the variable held.
-      if (isNamed(Method, "reset")) {
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
-            Ref && Ref->isRoot())
-          Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}, {}});
-        return;
-      }
-      addCallEffects(Call, Method, /*FirstArg=*/0, Context, Ev);
+      addMemberCallEvents(Call, F, Context, Ev);
       return;
     }
-    if (const auto *Call = dyn_cast<CallExpr>(S)) {
-      // Also through a function pointer set once.
-      const FunctionDecl *Callee = calledFunction(Call);
-      if (!Callee)
-        return;
-      if (Dispatchers.matches(Callee)) {
-        std::optional<ModuleRef> Ref;
-        if (Call->getNumArgs() > 0)
-          Ref = moduleRefOf(Call->getArg(0));
-        if (!Ref)
-          return;
-        // dispatch_model(m, DeviceMap::on(cpu)), or any map without "disk",
-        // brings everything back into memory: the model may move again.
-        if (Call->getNumArgs() > 1 && isInMemoryDeviceMap(Call->getArg(1))) {
-          Ev.Undispatches.push_back(
-              ModelEvent{Call, *Ref, calleeName(Callee), {}});
-          return;
-        }
-        Dispatch D;
-        D.S = Call;
-        D.Ref = *Ref;
-        D.Function = calleeName(Callee);
-        Ev.Dispatches.push_back(D);
-        return;
-      }
-      if (HookRemovers.matches(Callee)) {
-        if (Call->getNumArgs() > 0)
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
-            Ev.Removals.push_back(
-                ModelEvent{Call, *Ref, calleeName(Callee), {}});
-        return;
-      }
-      if (NeedsHooks.matches(Callee)) {
-        for (const Expr *Arg : Call->arguments())
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Arg)) {
-            Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
-            break;
-          }
-        return;
-      }
-      if (!Loaders.isLoader(Callee))
-        addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
-    }
+    if (const auto *Call = dyn_cast<CallExpr>(S))
+      addCallEvents(Call, Context, Ev);
   });
   return Ev;
+}
+
+void OffloadedParameterMoveCheck::addMemberCallEvents(
+    const CXXMemberCallExpr *Call, const FunctionDecl *F, ASTContext &Context,
+    Events &Ev) {
+  const CXXMethodDecl *Method = Call->getMethodDecl();
+  if (!Method)
+    return;
+  const Expr *Object = Call->getImplicitObjectArgument();
+  const bool OnModule = isModuleClass(Method->getParent());
+  if (OnModule && isNamed(Method, "to")) {
+    if (passesDevice(Call))
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+        Ev.Moves.push_back(ModelEvent{Call, *Ref, "to", {}});
+    return;
+  }
+  if (OnModule && isNamed(Method, "forward")) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward", {}});
+    return;
+  }
+  if (OnModule && isNamed(Method, "register_parameter")) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      Ev.Mutations.push_back(Mutation{
+          Call, *Ref, MutationKind::Register, "register_parameter", {}});
+    return;
+  }
+  if (addWrite(Call, Ev))
+    return;
+  // models.push_back(from_pretrained<M>(dir, placed)): the container
+  // now holds a dispatched model.
+  if (Method->getIdentifier() &&
+      llvm::is_contained(ContainerInserters, Method->getName()) &&
+      isModelContainerType(Object->getType())) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      for (const Expr *Arg : Call->arguments()) {
+        bool Fresh = false;
+        if (std::optional<Dispatch> D =
+                dispatchedValue(Arg, F, Context, Fresh)) {
+          D->Ref = *Ref;
+          Ev.Dispatches.push_back(*D);
+          break;
+        }
+      }
+    return;
+  }
+  // model->apply(fn) calls fn on the model and each submodule: what fn
+  // does to its module argument is done to the model.
+  if (OnModule && isNamed(Method, "apply") && Call->getNumArgs() == 1) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+      if (const FunctionDecl *Fn = functionOfCallableObject(Call->getArg(0)))
+        if (const FunctionSummary *S =
+                summaries(Context).lookup(Fn, Facet::Model))
+          if (auto It = S->Args.find(0); It != S->Args.end())
+            addEffects(Call, *Ref, "apply", It->second, Ev);
+    return;
+  }
+  // ptr.reset() ends the model the variable held.
+  if (isNamed(Method, "reset")) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
+        Ref && Ref->isRoot())
+      Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}, {}});
+    return;
+  }
+  addCallEffects(Call, Method, /*FirstArg=*/0, Context, Ev);
+  return;
+}
+
+void OffloadedParameterMoveCheck::addCallEvents(const CallExpr *Call,
+                                                ASTContext &Context,
+                                                Events &Ev) {
+  // Also through a function pointer set once.
+  const FunctionDecl *Callee = calledFunction(Call);
+  if (!Callee)
+    return;
+  if (Dispatchers.matches(Callee)) {
+    std::optional<ModuleRef> Ref;
+    if (Call->getNumArgs() > 0)
+      Ref = moduleRefOf(Call->getArg(0));
+    if (!Ref)
+      return;
+    // dispatch_model(m, DeviceMap::on(cpu)), or any map without "disk",
+    // brings everything back into memory: the model may move again.
+    if (Call->getNumArgs() > 1 && isInMemoryDeviceMap(Call->getArg(1))) {
+      Ev.Undispatches.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
+      return;
+    }
+    Dispatch D;
+    D.S = Call;
+    D.Ref = *Ref;
+    D.Function = calleeName(Callee);
+    Ev.Dispatches.push_back(D);
+    return;
+  }
+  if (HookRemovers.matches(Callee)) {
+    if (Call->getNumArgs() > 0)
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(0)))
+        Ev.Removals.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
+    return;
+  }
+  if (NeedsHooks.matches(Callee)) {
+    for (const Expr *Arg : Call->arguments())
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Arg)) {
+        Ev.Needs.push_back(ModelEvent{Call, *Ref, calleeName(Callee), {}});
+        break;
+      }
+    return;
+  }
+  if (!addWrite(Call, Ev) && !Loaders.isLoader(Callee))
+    addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
+}
+
+bool OffloadedParameterMoveCheck::addWrite(const CallExpr *Call, Events &Ev) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  // torch::load(m, path), m->load_state_dict(dict): every parameter.
+  if (const Expr *Model = TensorWrites::loadedModel(Call)) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Model)) {
+      Mutation M{Call, *Ref, MutationKind::Load, calleeName(Callee), {}};
+      M.WholeModel = true;
+      Ev.Mutations.push_back(M);
+    }
+    return true;
+  }
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  if (!Member) {
+    // torch::nn::init::normal_(p, ...).
+    const Expr *Written = Writes.writtenArgument(Call);
+    if (!Written)
+      return false;
+    if (std::optional<ModuleRef> Owner = Writes.parameterOwner(Written))
+      Ev.Mutations.push_back(
+          Mutation{Call, *Owner, MutationKind::Call, calleeName(Callee), {}});
+    return true;
+  }
+  // opt.step() on an optimizer built from the model's parameters.
+  if (std::optional<OptimizerStep> Step = optimizerStep(Member, Writes)) {
+    for (const ModuleRef &Owner : Step->Owners) {
+      Mutation M{Call, Owner, MutationKind::Optimizer, "step", {}};
+      M.Optimizer = Step->Optimizer;
+      M.WholeModel = true;
+      Ev.Mutations.push_back(M);
+    }
+    return true;
+  }
+  if (!Writes.writesObject(Member, Functions.parents()))
+    return false;
+  if (std::optional<ModuleRef> Owner =
+          Writes.parameterOwner(Member->getImplicitObjectArgument()))
+    Ev.Mutations.push_back(Mutation{Call,
+                                    *Owner,
+                                    MutationKind::Call,
+                                    Member->getMethodDecl()->getNameAsString(),
+                                    {}});
+  return true;
 }
 
 const OffloadedParameterMoveCheck::Dispatch *
@@ -888,7 +693,7 @@ OffloadedParameterMoveCheck::reachingDispatch(
     const Events &Ev, const CfgReachability &Cfg) const {
   llvm::SmallVector<const Stmt *, 4> Gens, Kills;
   for (const Dispatch &D : Ev.Dispatches)
-    if (covers(D.Ref, Ref, AncestorsToo))
+    if (refCovers(D.Ref, Ref, AncestorsToo))
       Gens.push_back(D.S);
   if (Gens.empty())
     return nullptr;
@@ -942,72 +747,22 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
     return;
 
   // 1. Moving a dispatched model, or a submodule of one.
-  for (const ModelEvent &Move : Ev.Moves) {
-    if (guardedByNoOffload(Move.S, Move.Ref, F))
-      continue;
-    const Dispatch *D =
-        dispatchToReport(Move.S, Move.Ref,
-                         /*AncestorsToo=*/true, Ev, *Cfg, Context);
-    if (!D)
-      continue;
-    if (Move.Via) {
-      diag(SM.getFileLoc(Move.S->getBeginLoc()),
-           "'%0' moves %1 (with '%2'), which leaves its offloaded "
-           "parameters behind their hooks as meta tensors whose weights can "
-           "no longer be found; change where it runs through the device map "
-           "instead: reload it with a new device_map, or call dispatch_model "
-           "with a new map")
-          << Move.Function << describe(Move.Ref) << Move.Via->What
-          << Move.S->getSourceRange();
-      noteVia(*Move.Via, 0, Context);
-      noteDispatch(*D, Context);
-      continue;
-    }
-    diag(SM.getFileLoc(Move.S->getBeginLoc()),
-         "moving %0 with 'to' leaves its offloaded "
-         "parameters behind their hooks as meta tensors whose weights can "
-         "no longer be found; change where it runs through the device map "
-         "instead: reload it with a new device_map, or call dispatch_model "
-         "with a new map")
-        << describe(Move.Ref) << Move.S->getSourceRange();
-    noteDispatch(*D, Context);
-  }
+  for (const ModelEvent &Move : Ev.Moves)
+    if (!guardedByNoOffload(Move.S, Move.Ref, F))
+      if (const Dispatch *D = dispatchToReport(
+              Move.S, Move.Ref, /*AncestorsToo=*/true, Ev, *Cfg, Context))
+        reportMove(Move, *D, Context);
 
-  // 2. Replacing or moving a parameter of a dispatched model by hand.
-  for (const Mutation &M : Ev.Mutations) {
-    if (guardedByNoOffload(M.S, M.Owner, F))
-      continue;
-    const Dispatch *D =
-        dispatchToReport(M.S, M.Owner,
-                         /*AncestorsToo=*/false, Ev, *Cfg, Context);
-    if (!D)
-      continue;
-    if (M.Via) {
-      diag(SM.getFileLoc(M.S->getBeginLoc()),
-           "'%0' changes a parameter of %1 in place (with '%2'), behind its "
-           "offloading hook: the hook loads the offloaded weights into the "
-           "tensor it registered, so the parameter is cut off from them or "
-           "the change is silently lost; to read or change a copy, use "
-           "load_offloaded_parameter, and to move parameters, reload the "
-           "model or call dispatch_model with a new device map")
-          << M.Function << describe(M.Owner) << M.Via->What
-          << M.S->getSourceRange();
-      noteVia(*M.Via, 1, Context);
-      noteDispatch(*D, Context);
-      continue;
-    }
-    diag(SM.getFileLoc(M.S->getBeginLoc()),
-         "%select{'%1' on|assigning to|re-registering}0 a parameter of %2 "
-         "goes behind its offloading hook: the hook "
-         "loads the offloaded weights into the tensor it registered, so the "
-         "parameter is cut off from them or the change is silently lost; to "
-         "read or change a copy, use load_offloaded_parameter, and to move "
-         "parameters, reload the model or call dispatch_model with a new "
-         "device map")
-        << static_cast<int>(M.Kind) << M.Function << describe(M.Owner)
-        << M.S->getSourceRange();
-    noteDispatch(*D, Context);
-  }
+  // 2. Replacing, moving or writing a parameter of a dispatched model.
+  for (const Mutation &M : Ev.Mutations)
+    if (!guardedByNoOffload(M.S, M.Owner, F))
+      if (const Dispatch *D =
+              dispatchToReport(M.S, M.Owner, M.WholeModel, Ev, *Cfg, Context))
+        reportMutation(M, *D, Context);
+
+  // 2b. The same in other methods of the object, for a member model.
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(F))
+    analyzeLaterMethods(Method, Ev, *Cfg, Context);
 
   // 3. Needing hooks after they were removed, with no re-dispatch between.
   // Dispatching again needs them too: it reads every offloaded parameter
@@ -1059,6 +814,146 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
       break;
     }
   }
+}
+
+void OffloadedParameterMoveCheck::reportMove(const ModelEvent &Move,
+                                             const Dispatch &D,
+                                             ASTContext &Context) {
+  SourceLocation Loc =
+      Context.getSourceManager().getFileLoc(Move.S->getBeginLoc());
+  if (Move.Via) {
+    diag(Loc, "'%0' moves %1 (with '%2'), which leaves its offloaded "
+              "parameters behind their hooks as meta tensors whose weights "
+              "can no longer be found; change where it runs through the "
+              "device map instead: reload it with a new device_map, or call "
+              "dispatch_model with a new map")
+        << Move.Function << describe(Move.Ref) << Move.Via->What
+        << Move.S->getSourceRange();
+    noteVia(*Move.Via, 0, Context);
+  } else {
+    diag(Loc, "moving %0 with 'to' leaves its offloaded "
+              "parameters behind their hooks as meta tensors whose weights "
+              "can no longer be found; change where it runs through the "
+              "device map instead: reload it with a new device_map, or call "
+              "dispatch_model with a new map")
+        << describe(Move.Ref) << Move.S->getSourceRange();
+  }
+  noteDispatch(D, Context);
+}
+
+void OffloadedParameterMoveCheck::reportMutation(const Mutation &M,
+                                                 const Dispatch &D,
+                                                 ASTContext &Context) {
+  SourceLocation Loc =
+      Context.getSourceManager().getFileLoc(M.S->getBeginLoc());
+  if (M.Via) {
+    diag(Loc, "'%0' changes a parameter of %1 in place (with '%2'), behind "
+              "its offloading hook: the hook loads the offloaded weights into "
+              "the tensor it registered, so the parameter is cut off from "
+              "them or the change is silently lost; to read or change a copy, "
+              "use load_offloaded_parameter, and to move parameters, reload "
+              "the model or call dispatch_model with a new device map")
+        << M.Function << describe(M.Owner) << M.Via->What
+        << M.S->getSourceRange();
+    noteVia(*M.Via, 1, Context);
+  } else if (M.Kind == MutationKind::Optimizer) {
+    diag(Loc, "'step' of an optimizer over the parameters of %0 updates "
+              "them in place behind their offloading hooks: offloaded "
+              "parameters are meta tensors between forwards, so every update "
+              "of them is lost; train a model loaded without offloading "
+              "(reload it, or call dispatch_model with an in-memory map "
+              "first)")
+        << describe(M.Owner) << M.S->getSourceRange();
+    diag(M.Optimizer->getLocation(),
+         "the optimizer '%0' is built here from the parameters of '%1'",
+         DiagnosticIDs::Note)
+        << M.Optimizer->getName() << M.Owner.displayName();
+  } else if (M.Kind == MutationKind::Load) {
+    diag(Loc, "'%0' writes a checkpoint into the parameters of %1 behind "
+              "their offloading hooks: offloaded parameters are meta tensors "
+              "between forwards, so their new values are lost; load the "
+              "weights before dispatching, or reload the model from the "
+              "checkpoint with its device map")
+        << M.Function << describe(M.Owner) << M.S->getSourceRange();
+  } else {
+    diag(Loc, "%select{'%1' on|assigning to|re-registering}0 a parameter of "
+              "%2 goes behind its offloading hook: the hook loads the "
+              "offloaded weights into the tensor it registered, so the "
+              "parameter is cut off from them or the change is silently lost; "
+              "to read or change a copy, use load_offloaded_parameter, and to "
+              "move parameters, reload the model or call dispatch_model with "
+              "a new device map")
+        << static_cast<int>(M.Kind) << M.Function << describe(M.Owner)
+        << M.S->getSourceRange();
+  }
+  noteDispatch(D, Context);
+}
+
+void OffloadedParameterMoveCheck::analyzeLaterMethods(
+    const CXXMethodDecl *F, const Events &Ev, const CfgReachability &FCfg,
+    ASTContext &Context) {
+  // A member still dispatched when F returns (on some path) is dispatched
+  // when another method starts; a move or write there, reached from its
+  // entry with no new value or in-memory dispatch of the member first, is
+  // one of the dispatched model.
+  llvm::SmallVector<const Dispatch *, 2> Members;
+  for (const Dispatch &D : Ev.Dispatches) {
+    if (!isMemberModel(D.Ref, F))
+      continue;
+    llvm::SmallVector<const Stmt *, 4> Kills;
+    addReplacements(Ev, D.Ref, Kills);
+    const Stmt *Gen[] = {D.S};
+    if (FCfg.findReachingGenAtExit(Gen, Kills))
+      Members.push_back(&D);
+  }
+  if (Members.empty())
+    return;
+  auto DispatchOf = [&](const ModuleRef &Ref,
+                        bool AncestorsToo) -> const Dispatch * {
+    for (const Dispatch *D : Members)
+      if (refCovers(D->Ref, Ref, AncestorsToo))
+        return D;
+    return nullptr;
+  };
+  for (const CXXMethodDecl *Other : laterMethods(F)) {
+    if (!Other->getBody())
+      continue;
+    const CfgReachability *Cfg = Cfgs.get(Other, Other->getBody(), Context);
+    if (!Cfg)
+      continue;
+    Events Later = collectEvents(Other, Context);
+    auto Reached = [&](const Stmt *S, const ModuleRef &Ref) {
+      if (!Cfg->contains(S) || guardedByNoOffload(S, Ref, Other))
+        return false;
+      llvm::SmallVector<const Stmt *, 4> Kills;
+      addReplacements(Later, Ref, Kills);
+      for (const Dispatch &D : Later.Dispatches)
+        if (sameRoot(D.Ref, Ref))
+          Kills.push_back(D.S); // Its own analysis covers what follows.
+      return Cfg->reachableFromEntry(S, Kills) && report(S, Context);
+    };
+    for (const ModelEvent &Move : Later.Moves)
+      if (const Dispatch *D = DispatchOf(Move.Ref, /*AncestorsToo=*/true))
+        if (Reached(Move.S, Move.Ref)) {
+          reportMove(Move, *D, Context);
+          noteLaterMethod(*F, Context);
+        }
+    for (const Mutation &M : Later.Mutations)
+      if (const Dispatch *D = DispatchOf(M.Owner, M.WholeModel))
+        if (Reached(M.S, M.Owner)) {
+          reportMutation(M, *D, Context);
+          noteLaterMethod(*F, Context);
+        }
+  }
+}
+
+void OffloadedParameterMoveCheck::noteLaterMethod(const CXXMethodDecl &F,
+                                                  ASTContext &Context) {
+  diag(Context.getSourceManager().getFileLoc(F.getLocation()),
+       "the object keeps the model dispatched after '%0' returns, and this "
+       "method does not check has_offloaded_parameters first",
+       DiagnosticIDs::Note)
+      << qualifiedNameOf(&F);
 }
 
 void OffloadedParameterMoveCheck::noteVia(const ArgumentEffects &Via,

@@ -1,9 +1,16 @@
 //===--- OffloadedParameterMoveCheck.h - metaguard-tidy --------*- C++ -*-===//
 //
 // metaguard-offloaded-parameter-move: flags code that makes the offloaded
-// parameters of a dispatched model unreachable: moving the model, replacing
-// or moving its parameters by hand, or removing its offloading hooks and then
-// needing them.
+// parameters of a dispatched model unreachable or writes them where the
+// write never lands: moving the model, writing, replacing or moving its
+// parameters (in-place methods, initialisers, optimizers, checkpoints), or
+// removing its offloading hooks and then needing them.
+//
+// The check class finds the events of a function and reports; which calls
+// write tensors (utils/TensorWrites), optimizers over a model's parameters
+// (utils/OptimizerParameters), member models across methods
+// (utils/MemberModels), guards (utils/OffloadGuards) and reachability
+// (utils/CfgReachability) are analyses of their own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +22,10 @@
 #include "utils/LoaderCalls.h"
 #include "utils/ModuleExprs.h"
 #include "utils/NameList.h"
+#include "utils/OffloadGuards.h"
 #include "utils/ReturnedOptions.h"
 #include "utils/StmtParents.h"
+#include "utils/TensorWrites.h"
 #include "utils/WholeProgram.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
@@ -81,7 +90,10 @@ private:
     /// is passed to, a lambda that captures it): what the callee does there.
     std::optional<ArgumentEffects> Via;
   };
-  enum class MutationKind { Call, Assign, Register };
+  /// How parameters are written: a tensor method or initialiser, an
+  /// assignment, a new registration, an optimizer's step(), a checkpoint
+  /// loaded into the model.
+  enum class MutationKind { Call, Assign, Register, Optimizer, Load };
   struct Mutation {
     const Stmt *S = nullptr;
     /// The module whose parameter is changed.
@@ -89,6 +101,11 @@ private:
     MutationKind Kind = MutationKind::Call;
     std::string Function;
     std::optional<ArgumentEffects> Via;
+    /// Optimizer: the optimizer variable, for the note at its construction.
+    const VarDecl *Optimizer = nullptr;
+    /// Every parameter of Owner is written, so a dispatched submodule of it
+    /// counts (as for moves).
+    bool WholeModel = false;
   };
   struct Events {
     std::vector<Dispatch> Dispatches;
@@ -115,6 +132,17 @@ private:
   /// The dispatch carried by the models FD returns, if some return
   /// statement returns a dispatched model; memoised.
   const Dispatch *factoryDispatch(const FunctionDecl *FD, ASTContext &Context);
+  /// The events of a method call (moves, forward passes, parameter writes,
+  /// models put into containers, what a helper does) in F.
+  void addMemberCallEvents(const CXXMemberCallExpr *Call, const FunctionDecl *F,
+                           ASTContext &Context, Events &Ev);
+  /// The events of a call of a function (dispatches, hook removals, uses of
+  /// hooks, parameter writes, what a helper does).
+  void addCallEvents(const CallExpr *Call, ASTContext &Context, Events &Ev);
+  /// Adds the parameter writes Call makes (an in-place tensor method or
+  /// initialiser, an optimizer step, a checkpoint loaded into a model);
+  /// whether Call is such a write at all.
+  bool addWrite(const CallExpr *Call, Events &Out);
   void addParameterAssignment(const Stmt *S, const Expr *Lhs, bool Compound,
                               Events &Out) const;
   /// Adds the effects a call has on the models passed to it (from the
@@ -136,11 +164,6 @@ private:
   void noteVia(const ArgumentEffects &Via, unsigned What, ASTContext &Context);
   SummaryTable &summaries(ASTContext &Context);
 
-  /// The module that owns the parameter E denotes, if E is reached from a
-  /// module through named_parameters(), parameters(), a tensor member, or a
-  /// local variable initialised from one of those.
-  std::optional<ModuleRef> parameterOwner(const Expr *E) const;
-
   /// The dispatch that reaches Target (on some path with no reassignment of
   /// the model in between) and applies to Ref. AncestorsToo: a dispatched
   /// submodule counts for Ref (moving a model moves its submodules).
@@ -161,6 +184,15 @@ private:
                                    ASTContext &Context);
 
   bool report(const Stmt *At, ASTContext &Context);
+  void reportMove(const ModelEvent &Move, const Dispatch &D,
+                  ASTContext &Context);
+  void reportMutation(const Mutation &M, const Dispatch &D,
+                      ASTContext &Context);
+  /// Member models F dispatches: moves and writes of them in the other
+  /// methods of the class, reached from their entry (see MemberModels.h).
+  void analyzeLaterMethods(const CXXMethodDecl *F, const Events &Ev,
+                           const CfgReachability &FCfg, ASTContext &Context);
+  void noteLaterMethod(const CXXMethodDecl &F, ASTContext &Context);
   void noteDispatch(const Dispatch &D, ASTContext &Context);
   void noteInnerDispatch(const Dispatch &D, llvm::StringRef Factory,
                          ASTContext &Context, unsigned Depth);
@@ -171,12 +203,13 @@ private:
   const std::string HookRemoversOption;
   const std::string NeedsHooksOption;
   const std::string ParameterMutatorsOption;
+  const std::string IgnoredInPlaceMethodsOption;
 
   NameList Dispatchers;
   LoaderMatcher Loaders;
   NameList HookRemovers;
   NameList NeedsHooks;
-  NameList Mutators;
+  TensorWrites Writes;
 
   class ModelFacet;
   std::unique_ptr<ModelFacet> ModelFacetImpl;
@@ -190,9 +223,7 @@ private:
   llvm::DenseSet<SourceLocation> Reported;
   std::map<const FunctionDecl *, std::optional<Dispatch>> FactoryMemo;
   llvm::DenseSet<const FunctionDecl *> LambdasInProgress;
-  /// Per block: its early exits `if (has_offloaded_parameters(m)) return;`.
-  llvm::DenseMap<const CompoundStmt *, llvm::SmallVector<const IfStmt *, 1>>
-      EarlyExits;
+  NoOffloadGuards Guards;
   llvm::DenseSet<const FunctionDecl *> FactoryInProgress;
 
   /// Whole-program mode: SummaryFile / ExportSummaries.

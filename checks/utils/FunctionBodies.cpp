@@ -2,6 +2,7 @@
 
 #include "FunctionBodies.h"
 #include "ExprPlumbing.h"
+#include "ModuleExprs.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -110,6 +111,19 @@ const FunctionDecl *functionOfCallable(const Expr *Arg) {
   const Expr *E = stripCallable(Arg);
   if (const auto *Ref = dyn_cast_or_null<DeclRefExpr>(E))
     return dyn_cast<FunctionDecl>(Ref->getDecl());
+  return nullptr;
+}
+
+const FunctionDecl *functionOfCallableObject(const Expr *Arg) {
+  for (unsigned Steps = 0; Arg && Steps < 4; ++Steps) {
+    if (const FunctionDecl *Fn = functionOfCallable(Arg))
+      return Fn;
+    const auto *Construct =
+        dyn_cast<CXXConstructExpr>(ignoreObjectPlumbing(Arg)->IgnoreImplicit());
+    if (!Construct || Construct->getNumArgs() != 1)
+      return nullptr;
+    Arg = Construct->getArg(0);
+  }
   return nullptr;
 }
 

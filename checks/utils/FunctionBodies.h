@@ -42,6 +42,10 @@ const LambdaExpr *lambdaOfCallable(const Expr *Arg);
 /// or the call operator of the lambda it denotes. nullptr otherwise.
 const FunctionDecl *functionOfCallable(const Expr *Arg);
 
+/// Like functionOfCallable, also through the std::function (or other
+/// callable wrapper) the argument is converted to: what `m->apply(fn)` runs.
+const FunctionDecl *functionOfCallableObject(const Expr *Arg);
+
 } // namespace clang::tidy::metaguard
 
 #endif // METAGUARD_CHECKS_UTILS_FUNCTIONBODIES_H

@@ -17,10 +17,6 @@ namespace {
 /// also stops self-referencing initialisers.
 constexpr unsigned MaxAliasHops = 8;
 
-bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
-  return D && D->getIdentifier() && D->getName() == Name;
-}
-
 /// Methods of standard containers that give access to an element.
 constexpr llvm::StringLiteral ContainerAccessors[] = {
     "at", "front", "back", "begin", "cbegin", "rbegin", "find", "data"};
@@ -160,6 +156,17 @@ const Expr *ignoreObjectPlumbing(const Expr *E) {
 }
 
 std::optional<ModuleRef> moduleRefOf(const Expr *E) { return refOf(E, 0); }
+
+bool sameRoot(const ModuleRef &A, const ModuleRef &B) {
+  return A.Root->getCanonicalDecl() == B.Root->getCanonicalDecl();
+}
+
+bool refCovers(const ModuleRef &Outer, const ModuleRef &Target,
+               bool AncestorsToo) {
+  return sameRoot(Outer, Target) &&
+         (isPathPrefix(Outer.Path, Target.Path) ||
+          (AncestorsToo && isPathPrefix(Target.Path, Outer.Path)));
+}
 
 const ValueDecl *denotedVariable(const Expr *E) {
   std::optional<ModuleRef> Ref = moduleRefOf(E);

@@ -41,6 +41,15 @@ struct ModuleRef {
 bool isPathPrefix(llvm::ArrayRef<const FieldDecl *> Prefix,
                   llvm::ArrayRef<const FieldDecl *> Path);
 
+/// Whether A and B start at the same variable or member.
+bool sameRoot(const ModuleRef &A, const ModuleRef &B);
+
+/// Whether a dispatch (or other state) of Outer applies to Target: Target is
+/// Outer or inside it; with AncestorsToo, also when Target contains it
+/// (moving a model moves its submodules).
+bool refCovers(const ModuleRef &Outer, const ModuleRef &Target,
+               bool AncestorsToo);
+
 /// Looks through what does not change which object an expression denotes:
 /// parentheses, implicit conversions, full-expression cleanups, temporaries
 /// being materialised or bound, functional casts, and copy/move construction

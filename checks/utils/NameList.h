@@ -28,6 +28,11 @@ std::string joinList(llvm::ArrayRef<std::string> Entries);
 /// "metaguard::from_pretrained" or "Model::from_pretrained".
 std::string qualifiedNameOf(const NamedDecl *D);
 
+/// Whether D is a declaration with the simple name Name.
+inline bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
+  return D && D->getIdentifier() && D->getName() == Name;
+}
+
 /// A list of declaration names read from a check option.
 ///
 /// - An entry without "::" is a bare name: it matches a declaration with that

@@ -6,6 +6,8 @@
 // RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.HookRemovers: '::app::strip', metaguard-offloaded-parameter-move.NeedsHooks: '::app::export_model'}}"
 // RUN: %check_clang_tidy -check-suffixes=MUTATORS %s metaguard-offloaded-parameter-move -- \
 // RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.ParameterMutators: 'fill_;zero_'}}"
+// RUN: %check_clang_tidy -check-suffixes=IGNORED %s metaguard-offloaded-parameter-move -- \
+// RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.IgnoredInPlaceMethods: 'requires_grad_;fill_'}}"
 // RUN: %check_clang_tidy -check-suffixes=DEFAULT %s metaguard-offloaded-parameter-move
 //
 // storeOptions: every option is listed with its default, and a set value
@@ -17,6 +19,7 @@
 // DUMP-DAG: metaguard-offloaded-parameter-move.HookRemovers: '::metaguard::remove_hook_from_module'
 // DUMP-DAG: metaguard-offloaded-parameter-move.NeedsHooks: '::metaguard::save_pretrained;::metaguard::load_offloaded_parameter;::metaguard::verify_dispatch'
 // DUMP-DAG: metaguard-offloaded-parameter-move.ParameterMutators: 'set_data;copy_;data'
+// DUMP-DAG: metaguard-offloaded-parameter-move.IgnoredInPlaceMethods: 'requires_grad_;share_memory_;rename_;detach_'
 // RUN: %clang_tidy --load=%plugin --checks=-*,metaguard-offloaded-parameter-move \
 // RUN:   --config="{CheckOptions: {metaguard-offloaded-parameter-move.ParameterMutators: 'fill_'}}" --dump-config \
 // RUN:   | FileCheck %s -check-prefix=SET
@@ -64,6 +67,7 @@ void defaultDispatcher(Net m, const DeviceMap &map) {
   // CHECK-MESSAGES-HOOKS: :[[@LINE-2]]:3: warning: moving dispatched model 'm' with 'to'
   // CHECK-MESSAGES-MUTATORS: :[[@LINE-3]]:3: warning: moving dispatched model 'm' with 'to'
   // CHECK-MESSAGES-DEFAULT: :[[@LINE-4]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-MESSAGES-IGNORED: :[[@LINE-5]]:3: warning: moving dispatched model 'm' with 'to'
 }
 
 // LoaderFunctions: app::load_model dispatches when its options place the
@@ -82,6 +86,7 @@ void ownLoader(const fs::path &p, const DeviceMap &map) {
   // CHECK-MESSAGES-HOOKS: :[[@LINE-3]]:3: warning: moving dispatched model 'n' with 'to'
   // CHECK-MESSAGES-MUTATORS: :[[@LINE-4]]:3: warning: moving dispatched model 'n' with 'to'
   // CHECK-MESSAGES-DEFAULT: :[[@LINE-5]]:3: warning: moving dispatched model 'n' with 'to'
+  // CHECK-MESSAGES-IGNORED: :[[@LINE-6]]:3: warning: moving dispatched model 'n' with 'to'
 }
 
 // HookRemovers / NeedsHooks replace the defaults.
@@ -99,22 +104,34 @@ void defaultHookFunctions(Net m, const DeviceMap &map, const fs::path &out) {
   // CHECK-MESSAGES-LOADERS: :[[@LINE-1]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm'
   // CHECK-MESSAGES-MUTATORS: :[[@LINE-2]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm'
   // CHECK-MESSAGES-DEFAULT: :[[@LINE-3]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm'
+  // CHECK-MESSAGES-IGNORED: :[[@LINE-4]]:3: warning: 'metaguard::save_pretrained' needs the offloading hooks of 'm'
 }
 
-// ParameterMutators replaces the default: in-place fills are flagged (with
-// an argument, or called for their effect alone), set_data no longer is.
+// ParameterMutators replaces the listed methods (set_data is no longer
+// flagged); in-place methods (a trailing underscore) are flagged whatever it
+// says, except those IgnoredInPlaceMethods names.
 void ownMutators(Net m, const DeviceMap &map, torch::Tensor x) {
   metaguard::dispatch_model(*m, map);
   m->weight.fill_(0.5);
-  // CHECK-MESSAGES-MUTATORS: :[[@LINE-1]]:3: warning: 'fill_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-LOADERS: :[[@LINE-1]]:3: warning: 'fill_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-HOOKS: :[[@LINE-2]]:3: warning: 'fill_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-MUTATORS: :[[@LINE-3]]:3: warning: 'fill_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-DEFAULT: :[[@LINE-4]]:3: warning: 'fill_' on a parameter of dispatched model 'm'
   m->weight.zero_();
-  // CHECK-MESSAGES-MUTATORS: :[[@LINE-1]]:3: warning: 'zero_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-LOADERS: :[[@LINE-1]]:3: warning: 'zero_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-HOOKS: :[[@LINE-2]]:3: warning: 'zero_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-MUTATORS: :[[@LINE-3]]:3: warning: 'zero_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-DEFAULT: :[[@LINE-4]]:3: warning: 'zero_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-IGNORED: :[[@LINE-5]]:3: warning: 'zero_' on a parameter of dispatched model 'm'
   m->weight.set_data(x);
   // CHECK-MESSAGES-LOADERS: :[[@LINE-1]]:3: warning: 'set_data' on a parameter of dispatched model 'm'
   // CHECK-MESSAGES-HOOKS: :[[@LINE-2]]:3: warning: 'set_data' on a parameter of dispatched model 'm'
   // CHECK-MESSAGES-DEFAULT: :[[@LINE-3]]:3: warning: 'set_data' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-IGNORED: :[[@LINE-4]]:3: warning: 'set_data' on a parameter of dispatched model 'm'
   m->weight.data().copy_(x);
   // CHECK-MESSAGES-LOADERS: :[[@LINE-1]]:3: warning: 'copy_' on a parameter of dispatched model 'm'
   // CHECK-MESSAGES-HOOKS: :[[@LINE-2]]:3: warning: 'copy_' on a parameter of dispatched model 'm'
   // CHECK-MESSAGES-DEFAULT: :[[@LINE-3]]:3: warning: 'copy_' on a parameter of dispatched model 'm'
+  // CHECK-MESSAGES-IGNORED: :[[@LINE-4]]:3: warning: 'copy_' on a parameter of dispatched model 'm'
+  m->weight.requires_grad_(false); // Ignored by default.
 }

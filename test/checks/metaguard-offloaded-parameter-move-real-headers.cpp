@@ -97,3 +97,39 @@ void hooks(const fs::path &dir, const fs::path &out, torch::Tensor x) {
   // CHECK-NOTES: :[[@LINE-17]]:16: note: 'model' is loaded by
   metaguard::verify_dispatch(*model); // Reported once, at the dispatch.
 }
+
+// Writes that never land, on the real at::Tensor, torch::nn::init,
+// torch::optim and torch::load.
+void writes(const fs::path &dir, torch::Tensor x) {
+  metaguard::LoadOptions options;
+  options.device_map = metaguard::DeviceMap::automatic();
+  auto model = metaguard::from_pretrained<Tiny>(dir, options);
+  for (auto &item : model->named_parameters())
+    item.value().mul_(0.5);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'mul_' on a parameter of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-4]]:16: note: 'model' is loaded by
+  model->first->fc->bias.zero_();
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'zero_' on a parameter of 'model.first.fc' of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-7]]:16: note: 'model' is loaded by
+  torch::nn::init::normal_(model->second->fc->weight, 0.0, 0.02);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'torch::nn::init::normal_' on a parameter of 'model.second.fc' of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-10]]:16: note: 'model' is loaded by
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));
+  opt.zero_grad();
+  opt.step();
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'step' of an optimizer over the parameters of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-4]]:23: note: the optimizer 'opt' is built here from the parameters of 'model'
+  // CHECK-NOTES: :[[@LINE-16]]:16: note: 'model' is loaded by
+  torch::load(model, "finetuned.pt");
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'torch::load' writes a checkpoint into the parameters of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-19]]:16: note: 'model' is loaded by
+
+  // Fine: out of place, copies, autograd flags, gradients.
+  auto scaled = model->first->fc->weight.mul(2);
+  torch::Tensor copy =
+      metaguard::load_offloaded_parameter(*model, "second.fc.weight");
+  torch::nn::init::xavier_uniform_(copy);
+  for (auto &p : model->parameters())
+    p.requires_grad_(false);
+  model->first->fc->weight.mutable_grad().zero_();
+}

@@ -52,6 +52,19 @@ struct Tensor {
   Tensor clone() const { return *this; }
   Tensor &zero_() { return *this; }
   Tensor &fill_(double) { return *this; }
+  // In place (trailing underscore), and their out-of-place twins.
+  Tensor &mul_(double) { return *this; }
+  Tensor &add_(const Tensor &) { return *this; }
+  Tensor &normal_(double mean = 0, double std = 1) { return *this; }
+  Tensor &clamp_(double min, double max) { return *this; }
+  Tensor &masked_fill_(const Tensor &mask, double value) { return *this; }
+  Tensor &index_put_(std::vector<Tensor> indices, const Tensor &values) {
+    return *this;
+  }
+  Tensor &requires_grad_(bool requires_grad = true) { return *this; }
+  Tensor mul(double) const { return *this; }
+  Tensor add(const Tensor &) const { return *this; }
+  Tensor &grad() { return *this; }
   Tensor sum() const { return *this; }
   Device device() const { return Device(DeviceType::CPU); }
   bool is_meta() const { return false; }
@@ -93,10 +106,15 @@ private:
   std::vector<Item> items_;
 };
 
+namespace serialize {
+class InputArchive {};
+} // namespace serialize
+
 namespace nn {
 class Module {
 public:
   virtual ~Module() = default;
+  virtual void load(serialize::InputArchive &archive);
   template <class M>
   std::shared_ptr<M> register_module(std::string, std::shared_ptr<M> m) {
     return m;
@@ -154,6 +172,45 @@ struct Linear : ModuleHolder<LinearImpl> {
   using ModuleHolder<LinearImpl>::ModuleHolder;
 };
 } // namespace nn
+
+// Initialisers that fill their argument in place.
+namespace nn::init {
+Tensor normal_(Tensor tensor, double mean = 0, double std = 1);
+Tensor zeros_(Tensor tensor);
+Tensor xavier_uniform_(Tensor tensor, double gain = 1.0);
+double calculate_gain(int nonlinearity);
+} // namespace nn::init
+
+namespace optim {
+class OptimizerParamGroup {
+public:
+  explicit OptimizerParamGroup(std::vector<Tensor> params);
+};
+class Optimizer {
+public:
+  explicit Optimizer(std::vector<OptimizerParamGroup> groups);
+  virtual ~Optimizer() = default;
+  virtual Tensor step(std::function<Tensor()> closure = nullptr) = 0;
+  void zero_grad(bool set_to_none = true);
+};
+struct AdamOptions {
+  AdamOptions(double lr = 1e-3);
+};
+class Adam : public Optimizer {
+public:
+  explicit Adam(std::vector<OptimizerParamGroup> groups, AdamOptions = {});
+  explicit Adam(std::vector<Tensor> params, AdamOptions = {});
+  Tensor step(std::function<Tensor()> closure = nullptr) override;
+};
+class AdamW : public Optimizer {
+public:
+  explicit AdamW(std::vector<Tensor> params, AdamOptions = {});
+  Tensor step(std::function<Tensor()> closure = nullptr) override;
+};
+} // namespace optim
+
+// torch::load(model, path): reads a checkpoint into the model's tensors.
+template <class Value, class... Args> void load(Value &value, Args &&...args);
 } // namespace torch
 
 #define TORCH_MODULE(Name)                                                     \
