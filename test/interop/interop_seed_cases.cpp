@@ -21,31 +21,6 @@ const char *expect_text(integration_cases::Expect expect) {
   return expect == integration_cases::Expect::Rejected ? "rejected" : "accepted";
 }
 
-meta_scope_cases::Paths meta_scope_paths(const fs::path &work) {
-  meta_scope_cases::Paths paths{work / "tiny", work / "composite"};
-  meta_scope_cases::Tiny tiny(metaguard::Config::object());
-  metaguard::SaveOptions tiny_options;
-  tiny_options.config = {{"model_type", "tiny"}};
-  metaguard::save_pretrained(*tiny, paths.tiny, tiny_options);
-  const metaguard::Config composite_config = {{"model_type", "composite"},
-                                              {"encoder_dir", paths.tiny.string()}};
-  meta_scope_cases::Composite composite(composite_config);
-  metaguard::SaveOptions composite_options;
-  composite_options.config = composite_config;
-  metaguard::save_pretrained(*composite, paths.composite, composite_options);
-  return paths;
-}
-
-offload_cases::Paths offload_paths(const fs::path &work) {
-  offload_cases::Paths paths{work / "model", work / "scratch"};
-  offload_cases::TwoLayer model(metaguard::Config::object());
-  metaguard::SaveOptions options;
-  options.config = {{"model_type", "two_layer"}};
-  metaguard::save_pretrained(*model, paths.model, options);
-  fs::create_directories(paths.scratch);
-  return paths;
-}
-
 template <class Error, class Case, class Paths>
 int run(const std::vector<Case> &cases, const std::string &name, const Paths &paths) {
   for (const auto &c : cases) {
@@ -80,9 +55,9 @@ int main(int argc, char **argv) {
     const std::string table = argv[2];
     const fs::path work = argv[4];
     if (table == "meta_scope")
-      return run<metaguard::MetaDeviceError>(meta_scope_cases::cases(), argv[3], meta_scope_paths(work));
+      return run<metaguard::MetaDeviceError>(meta_scope_cases::cases(), argv[3], meta_scope_cases::make_paths(work));
     if (table == "offload")
-      return run<metaguard::OffloadError>(offload_cases::cases(), argv[3], offload_paths(work));
+      return run<metaguard::OffloadError>(offload_cases::cases(), argv[3], offload_cases::make_paths(work));
   }
   std::cerr << "usage: interop_seed_cases list | run meta_scope|offload NAME WORKDIR\n";
   return 2;

@@ -33,7 +33,7 @@ DIVERGENCES = {
 
 
 def cpp_cases():
-    exe = pathlib.Path(os.environ["METAGUARD_INTEROP_BIN"]) / "interop_seed_cases"
+    exe = pathlib.Path(os.environ["METAGUARD_INTEROP_BIN"]) / "metaguard_interop_seed_cases"
     out = subprocess.run([str(exe), "list"], capture_output=True, text=True, check=True).stdout
     return [tuple(line.split()) for line in out.splitlines() if line.strip()]
 
@@ -61,7 +61,7 @@ def test_every_case_has_a_python_counterpart():
 
 @pytest.mark.parametrize("table,name,expect", params())
 def test_both_sides_agree(table, name, expect, run_program, tmp_path):
-    cpp = run_program("interop_seed_cases", "run", table, name, tmp_path / "cpp").stdout.strip()
+    cpp = run_program("metaguard_interop_seed_cases", "run", table, name, tmp_path / "cpp").stdout.strip()
     cpp_raises = cpp.startswith("raises")
     assert cpp_raises == (expect == "rejected"), f"metaguard disagrees with its own table: {cpp}"
     python, detail = seed_cases_python.outcome(name, tmp_path / "python")

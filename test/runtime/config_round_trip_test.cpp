@@ -25,6 +25,17 @@ struct PlainImpl : torch::nn::Module {
 };
 TORCH_MODULE(Plain);
 
+// The same, deep-copyable (clone() needs torch::nn::Cloneable).
+struct CopyableImpl : torch::nn::Cloneable<CopyableImpl> {
+  explicit CopyableImpl(const metaguard::Config &config) : width(config.at("width").get<int64_t>()) {
+    reset();
+  }
+  void reset() override { fc = register_module("fc", torch::nn::Linear(width, 3)); }
+  int64_t width;
+  torch::nn::Linear fc{nullptr};
+};
+TORCH_MODULE(Copyable);
+
 // transformers' idiom: the constructor hands the config to the base.
 struct OwnModelImpl : metaguard::PreTrainedModel {
   explicit OwnModelImpl(const metaguard::Config &config)
@@ -87,7 +98,8 @@ TEST(ConfigRoundTrip, OnlyTheModuleTheRuntimeBuiltIsRecognised) {
   // A submodule, a deep copy, a module built by hand: no config of theirs.
   metaguard::save_pretrained(*model->fc, dir / "sub");
   EXPECT_FALSE(fs::exists(dir / "sub" / "config.json"));
-  auto copy = std::dynamic_pointer_cast<PlainImpl>(model->clone());
+  auto copyable = metaguard::from_config<Copyable>(tiny_config(3));
+  auto copy = copyable->clone();
   metaguard::save_pretrained(*copy, dir / "clone");
   EXPECT_FALSE(fs::exists(dir / "clone" / "config.json"));
   Plain by_hand(tiny_config(3));
