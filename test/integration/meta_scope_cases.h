@@ -53,10 +53,7 @@ struct Paths {
 // table shares (the GoogleTest suite and the interop program).
 inline Paths make_paths(const fs::path &root) {
   Paths paths{root / "tiny", root / "composite"};
-  Tiny tiny(metaguard::Config::object());
-  metaguard::SaveOptions tiny_options;
-  tiny_options.config = {{"model_type", "tiny"}};
-  metaguard::save_pretrained(*tiny, paths.tiny, tiny_options);
+  integration_cases::save_fresh<Tiny>(paths.tiny, "tiny");
   const metaguard::Config composite_config = {{"model_type", "composite"},
                                               {"encoder_dir", paths.tiny.string()}};
   Composite composite(composite_config);

@@ -41,10 +41,7 @@ struct Paths {
 // there: the setup every runner of the table shares.
 inline Paths make_paths(const fs::path &root) {
   Paths paths{root / "model", root / "scratch"};
-  TwoLayer model(metaguard::Config::object());
-  metaguard::SaveOptions options;
-  options.config = {{"model_type", "two_layer"}};
-  metaguard::save_pretrained(*model, paths.model, options);
+  integration_cases::save_fresh<TwoLayer>(paths.model, "two_layer");
   fs::create_directories(paths.scratch);
   return paths;
 }
