@@ -76,8 +76,7 @@ def dtype_name(t):
 
 
 def read_in_metaguard(run_program, folder, out):
-    listing = json.loads(run_program("metaguard_interop_accelerate_offload", "read", folder, out).stdout)
-    return listing
+    return json.loads(run_program("metaguard_interop_accelerate_offload", "read", folder, out).stdout)
 
 
 def test_offload_state_dict_folder_reads_in_metaguard(run_program, tmp_path):
