@@ -93,6 +93,13 @@ std::map<std::string, std::int64_t> compute_module_sizes(const Module &model) {
   return sizes;
 }
 
+// Bytes under `name`; 0 for a module that holds no tensor (Dropout, an
+// activation), which compute_module_sizes never lists.
+std::int64_t size_of(const std::map<std::string, std::int64_t> &sizes, const std::string &name) {
+  const auto it = sizes.find(name);
+  return it == sizes.end() ? 0 : it->second;
+}
+
 // Module::name() is the demangled type, e.g. "ns::BlockImpl" or
 // "torch::nn::LinearImpl"; users write "Block", "BlockImpl" or the full name.
 bool type_matches(const Module &module, const std::vector<std::string> &names) {
@@ -139,7 +146,7 @@ max_layer_size(std::vector<Item> items, const std::map<std::string, std::int64_t
       items.insert(items.begin(), kids.begin(), kids.end());
       continue;
     }
-    const std::int64_t size = sizes.at(item.name);
+    const std::int64_t size = size_of(sizes, item.name);
     if (size > best) {
       best = size;
       names = {item.name};
@@ -261,8 +268,13 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
     devices.push_back(b.device);
   if (std::find(devices.begin(), devices.end(), "disk") == devices.end())
     devices.push_back("disk");
+  // Where offloaded layers execute, so room is kept there for the largest:
+  // the first GPU and the CPU; with mps, which shares the CPU's memory,
+  // mps alone (as accelerate does).
   std::vector<std::string> main_devices{"cpu"};
-  if (is_gpu(devices.front()))
+  if (std::find(devices.begin(), devices.end(), "mps") != devices.end())
+    main_devices = {"mps"};
+  else if (is_gpu(devices.front()))
     main_devices = {devices.front(), "cpu"};
   auto budget_of = [&](const std::string &device) {
     for (const auto &b : budgets)
@@ -295,7 +307,7 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
     if (layer_names.empty())
       std::tie(layer_size, layer_names) = max_layer_size(modules_only(todo), sizes, no_split);
 
-    const std::int64_t size = sizes.at(item.name);
+    const std::int64_t size = size_of(sizes, item.name);
     const std::string &device = devices[current];
     const bool unlimited = device == "disk";
     std::int64_t room = unlimited ? 0 : budget_of(device);

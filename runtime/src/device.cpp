@@ -1,6 +1,7 @@
 #include <metaguard/device.h>
 
 #include "meta_factories.h"
+#include "parameter_release.h"
 
 #include <atomic>
 #include <mutex>
@@ -78,6 +79,11 @@ bool detail::process_default_sends_factories_to_meta() {
   return innermost_scope == nullptr && default_is_meta.load(std::memory_order_relaxed);
 }
 
+bool detail::thread_releases_parameters() {
+  return innermost_scope != nullptr && innermost_scope->device().is_meta() &&
+         !innermost_scope->include_buffers();
+}
+
 bool meta_factories_available() { return detail::meta_factories_installed(); }
 
 bool ambient_includes_buffers() {
@@ -94,12 +100,20 @@ DeviceScope::DeviceScope(torch::Device device) : DeviceScope(device, true) {}
 DeviceScope::DeviceScope(torch::Device device, bool include_buffers)
     : device_(device), include_buffers_(include_buffers),
       previous_(innermost_scope),
-      previous_meta_factories_(
-          detail::set_thread_meta_factories(device.is_meta() && include_buffers)) {
+      // Every meta scope routes this thread's operators through the scope
+      // fallback: to send factories to meta, or, when buffers stay real, to
+      // release parameters as they are registered (parameter_release.h).
+      previous_meta_factories_(detail::set_thread_meta_factories(device.is_meta())) {
   innermost_scope = this;
+  if (detail::thread_releases_parameters())
+    detail::begin_parameter_release();
 }
 
 DeviceScope::~DeviceScope() {
+  // Parameters registered since the last operator are released here, while
+  // the scope is still innermost.
+  if (detail::thread_releases_parameters())
+    detail::end_parameter_release();
   innermost_scope = previous_;
   detail::set_thread_meta_factories(previous_meta_factories_);
 }

@@ -1,5 +1,7 @@
 #include "meta_factories.h"
 
+#include "parameter_release.h"
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -78,8 +80,26 @@ void send_to_meta(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
     (*stack)[first + static_cast<std::size_t>(*pin)] = c10::IValue();
 }
 
+// Under init_empty_weights() (buffers excluded) factories stay real and
+// parameters are released around each operator (parameter_release.h). A
+// release may turn one of this operator's arguments into a meta tensor, so
+// its dispatch keys are then computed again.
+void release_around(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
+                    torch::jit::Stack *stack) {
+  if (release_new_parameters()) {
+    c10::impl::ExcludeDispatchKeyGuard below(kScopeKey);
+    op.callBoxed(stack);
+  } else {
+    op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kScopeKey),
+                       stack);
+  }
+  watch_outputs(*stack, op.schema().returns().size());
+}
+
 void scope_fallback(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                     torch::jit::Stack *stack) {
+  if (thread_releases_parameters())
+    return release_around(op, keys, stack);
   send_to_meta(op, stack);
   op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kScopeKey),
                      stack);

@@ -5,6 +5,7 @@
 #include <metaguard/saving.h>
 
 #include "committed_config.h"
+#include "remembered_config.h"
 #include "posix_file.h"
 #include "safetensors_writer.h"
 
@@ -16,6 +17,7 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
@@ -202,16 +204,23 @@ void unpublish(const std::filesystem::path &dir, const std::set<std::string> &na
     detail::remove_file(dir / name);
 }
 
-// SaveOptions.config, else the config the model remembers.
-const Config &config_to_save(const torch::nn::Module &module, const SaveOptions &options) {
-  static const Config none = nullptr;
+// SaveOptions.config, else the config the model was built from.
+Config config_to_save(const torch::nn::Module &module, const std::filesystem::path &dir,
+                      const SaveOptions &options) {
   if (!options.save_config)
-    return none;
+    return nullptr;
   if (!options.config.is_null())
     return options.config;
-  if (const auto *model = dynamic_cast<const PreTrainedModel *>(&module))
-    return model->config();
-  return none;
+  Config config = detail::remembered_config(module);
+  // A PreTrainedModel is meant to reload by itself (transformers' always
+  // writes config.json); a plain module may be saved as bare weights.
+  if (config.is_null() && dynamic_cast<const PreTrainedModel *>(&module) != nullptr)
+    std::cerr << "metaguard: warning: save_pretrained('" << dir.string()
+              << "'): the model has no config, so no config.json is written and from_pretrained "
+                 "cannot rebuild it from this folder; construct it with PreTrainedModel(config) "
+                 "(or from_config / from_pretrained), call set_config, or pass SaveOptions.config "
+                 "(SaveOptions.save_config = false saves bare weights without this warning)\n";
+  return config;
 }
 
 // Publishes the written files so that a crash at any instant leaves a
@@ -299,7 +308,7 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
   std::vector<detail::AtomicFile> files;
   nlohmann::json weight_map = nlohmann::json::object();
   std::int64_t total_size = 0;
-  const Config &config = config_to_save(module, options);
+  const Config config = config_to_save(module, dir, options);
   const std::string config_text = config.is_null() ? "" : config.dump(2) + "\n";
   // The file that commits the save also carries the config, so that a crash
   // between the commit and config.json's rename cannot pair the new weights

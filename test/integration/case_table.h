@@ -4,6 +4,10 @@
 // tables as text: keep their rows as {"name", name, Expect::...}.
 #pragma once
 
+#include <metaguard/metaguard.h>
+
+#include <filesystem>
+
 namespace integration_cases {
 
 enum class Expect { Accepted, Rejected };
@@ -13,5 +17,16 @@ template <class Paths> struct Case {
   void (*run)(const Paths &);
   Expect expect;
 };
+
+// Saves a freshly built `Model` (constructed from an empty config) to `dir`
+// with a config.json of {"model_type": model_type}: the checkpoints the
+// tables' make_paths write.
+template <class Model>
+void save_fresh(const std::filesystem::path &dir, const char *model_type) {
+  Model model(metaguard::Config::object());
+  metaguard::SaveOptions options;
+  options.config = {{"model_type", model_type}};
+  metaguard::save_pretrained(*model, dir, options);
+}
 
 } // namespace integration_cases

@@ -49,6 +49,20 @@ struct Paths {
   fs::path composite;
 };
 
+// Saves the two checkpoints under `root`: the setup every runner of the
+// table shares (the GoogleTest suite and the interop program).
+inline Paths make_paths(const fs::path &root) {
+  Paths paths{root / "tiny", root / "composite"};
+  integration_cases::save_fresh<Tiny>(paths.tiny, "tiny");
+  const metaguard::Config composite_config = {{"model_type", "composite"},
+                                              {"encoder_dir", paths.tiny.string()}};
+  Composite composite(composite_config);
+  metaguard::SaveOptions composite_options;
+  composite_options.config = composite_config;
+  metaguard::save_pretrained(*composite, paths.composite, composite_options);
+  return paths;
+}
+
 inline Tiny load_tiny(const fs::path &dir) {
   return metaguard::from_pretrained<Tiny>(dir);
 }

@@ -37,6 +37,15 @@ struct Paths {
   fs::path scratch;
 };
 
+// Saves the TwoLayer checkpoint under `root` and makes a scratch folder
+// there: the setup every runner of the table shares.
+inline Paths make_paths(const fs::path &root) {
+  Paths paths{root / "model", root / "scratch"};
+  integration_cases::save_fresh<TwoLayer>(paths.model, "two_layer");
+  fs::create_directories(paths.scratch);
+  return paths;
+}
+
 inline void move_model_with_disk_map(const Paths &p) {
   metaguard::LoadOptions options;
   options.device_map = {{"fc1", "cpu"}, {"fc2", "disk"}};

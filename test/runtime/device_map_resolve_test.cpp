@@ -100,6 +100,35 @@ TEST(InferAutoDeviceMapTest, TransformerBlocksWithNoSplitBlock) {
                       {"head", "disk"}}));
 }
 
+// A module with no tensor (here a Dropout after the first 64-byte layer) is
+// placed like any other, as accelerate places it (it was an out_of_range).
+struct WithDropout : torch::nn::Module {
+  WithDropout()
+      : first(register_module("first", square(4))), drop(register_module("drop", torch::nn::Dropout(0.1))),
+        mid(register_module("mid", square(4))), last(register_module("last", square(4))) {}
+  torch::nn::Linear first;
+  torch::nn::Dropout drop;
+  torch::nn::Linear mid, last;
+};
+
+TEST(InferAutoDeviceMapTest, ModulesWithoutTensorsArePlaced) {
+  WithDropout net;
+  // cpu 150, 64 kept for the largest layer: first fits, the empty drop fits
+  // with it, mid would make 128 > 86.
+  EXPECT_EQ(as_strings(metaguard::infer_auto_device_map(net, {{"cpu", 150}}, {})),
+            (Expected{{"first", "cpu"}, {"drop", "cpu"}, {"mid", "disk"}, {"last", "disk"}}));
+}
+
+// With an mps budget, the room for the largest layer is kept on mps (which
+// shares the CPU's memory), not on the CPU, as accelerate does.
+TEST(InferAutoDeviceMapTest, MpsIsTheOnlyMainDeviceWhenPresent) {
+  Net net;
+  // mps 150 - 64 kept: linear1 fits (64 <= 86), block.a would make 128.
+  // cpu 100, nothing kept: block.a fits, block.b would make 128.
+  EXPECT_EQ(as_strings(metaguard::infer_auto_device_map(net, {{"mps", 150}, {"cpu", 100}}, {})),
+            (Expected{{"linear1", "mps"}, {"block.a", "cpu"}, {"block.b", "disk"}, {"linear2", "disk"}}));
+}
+
 TEST(ResolveDeviceMapTest, BalancedSpreadsOverGpus) {
   // get_balanced_memory: 256 / 2 GPUs + 1.25 x mean final layer (64) = 208 on
   // cuda:0 (the last GPU keeps its budget); 144 usable after the reserve.

@@ -15,20 +15,7 @@ class MetaScopeRuleIntegration : public ::testing::TestWithParam<meta_scope_case
 protected:
   static void SetUpTestSuite() {
     root_ = metaguard_test::case_root("meta-scope-cases");
-    paths_.tiny = root_ / "tiny";
-    paths_.composite = root_ / "composite";
-
-    meta_scope_cases::Tiny tiny(metaguard::Config::object());
-    metaguard::SaveOptions tiny_options;
-    tiny_options.config = {{"model_type", "tiny"}};
-    metaguard::save_pretrained(*tiny, paths_.tiny, tiny_options);
-
-    const metaguard::Config composite_config = {{"model_type", "composite"},
-                                                {"encoder_dir", paths_.tiny.string()}};
-    meta_scope_cases::Composite composite(composite_config);
-    metaguard::SaveOptions composite_options;
-    composite_options.config = composite_config;
-    metaguard::save_pretrained(*composite, paths_.composite, composite_options);
+    paths_ = meta_scope_cases::make_paths(root_);
   }
   static void TearDownTestSuite() { fs::remove_all(root_); }
   void SetUp() override { metaguard::set_policy(metaguard::Policy::Throw); }

@@ -15,11 +15,7 @@ class OffloadRuleIntegration : public ::testing::TestWithParam<offload_cases::Ca
 protected:
   static void SetUpTestSuite() {
     root_ = metaguard_test::case_root("offload-cases");
-    paths_.model = root_ / "model";
-    offload_cases::TwoLayer model(metaguard::Config::object());
-    metaguard::SaveOptions options;
-    options.config = {{"model_type", "two_layer"}};
-    metaguard::save_pretrained(*model, paths_.model, options);
+    paths_ = offload_cases::make_paths(root_);
   }
   static void TearDownTestSuite() { fs::remove_all(root_); }
   void SetUp() override {

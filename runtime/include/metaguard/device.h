@@ -12,9 +12,14 @@
 // and the thread has no scope, every factory call without an explicit device
 // (torch::empty, zeros, randn, ..., hence every torch::nn layer) creates a
 // meta tensor. An explicit device (torch::zeros({2}, torch::kCPU)) is kept.
-// init_empty_weights() (buffers excluded) leaves factories alone, as
-// accelerate does; from_config and from_pretrained still build on meta
-// whenever the model lets them (see loading.h).
+// init_empty_weights() (buffers excluded, the default) matches accelerate's:
+// factories stay real, so buffers keep their constructed values, and every
+// tensor torch::nn::Module::register_parameter makes a parameter on this
+// thread goes to meta in place before the next LibTorch operator runs (and
+// at the latest when the scope ends), so initialisers never write it. Peak
+// memory is at most about one parameter (one filled before registration).
+// tensor_options() still says meta there: use it for parameters, and plain
+// factories for buffers (they follow the scope).
 #pragma once
 
 #include <metaguard/errors.h>

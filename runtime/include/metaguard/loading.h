@@ -73,12 +73,10 @@ template <class Model> torch::nn::Module &module_of(Model &model) {
   }
 }
 
-// A PreTrainedModel remembers the config it was built from, for
-// save_pretrained.
-inline void remember_config(torch::nn::Module &module, const Config &config) {
-  if (auto *model = dynamic_cast<PreTrainedModel *>(&module))
-    model->set_config(config);
-}
+// Remembers the config a model was built from, for save_pretrained: a
+// PreTrainedModel keeps it (set_config); for any other module the runtime
+// keeps it, recognising the module later by its tensors.
+void remember_config(torch::nn::Module &module, const Config &config);
 
 template <class Model> Model construct(const Config &config) {
   static_assert(std::is_constructible_v<Model, const Config &> ||

@@ -9,6 +9,7 @@
 #include <torch/nn/module.h>
 
 #include <string>
+#include <utility>
 
 namespace metaguard {
 
@@ -17,6 +18,12 @@ namespace metaguard {
 class PreTrainedModel : public Module {
 public:
   using Module::Module;
+  PreTrainedModel() = default;
+  // transformers' PreTrainedModel.__init__(config): a model built as
+  // Model(config) with `Model(const Config &c) : PreTrainedModel(c) {...}`
+  // remembers its config, so save_pretrained writes config.json and the
+  // folder reloads with from_pretrained<Model>(dir) alone.
+  explicit PreTrainedModel(Config config) : config_(std::move(config)) {}
   ~PreTrainedModel() override;
 
   // The overloads with a device throw OffloadError listing the offloaded
@@ -28,8 +35,9 @@ public:
   void to(torch::Dtype dtype, bool non_blocking = false) override;
   void to(torch::Device device, bool non_blocking = false) override;
 
-  // The config the model was built from: set by from_pretrained and
-  // from_config (null for a model constructed by hand until set_config), and
+  // The config the model was built from: given to the constructor, or set by
+  // from_pretrained and from_config (null for a model constructed by hand
+  // without one until set_config), and
   // written as config.json by save_pretrained, so a loaded model saves and
   // reloads without passing its config again.
   const Config &config() const { return config_; }

@@ -16,9 +16,11 @@ struct SaveOptions {
   // parses them). A tensor larger than the limit gets a shard of its own.
   Size max_shard_size = "5GB";
   // Written as config.json (2-space indent, sorted keys), so that
-  // from_pretrained can rebuild the model. When null, the config a
-  // PreTrainedModel remembers (from from_pretrained / from_config /
-  // set_config) is written instead.
+  // from_pretrained can rebuild the model. When null, the config the model
+  // was built from is written instead: a PreTrainedModel's (its constructor
+  // PreTrainedModel(config), from_pretrained, from_config or set_config),
+  // or, for any other module, the one from_pretrained / from_config built
+  // it from. A PreTrainedModel without any config is saved with a warning.
   Config config = nullptr;
   // false: write no config.json (an existing one is left as it is).
   bool save_config = true;
