@@ -20,6 +20,9 @@ METAGUARD_PYTHON_ENV="${METAGUARD_PYTHON_ENV:-$METAGUARD_CACHE_DIR/python}"
 # CMake's precompiled headers are included with -include; ccache caches such
 # compilations only with this sloppiness.
 export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
+# Paths inside the clone are hashed relative to it, so a fresh clone in
+# another folder (as CI makes) still hits the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$METAGUARD_ROOT}"
 # CMake reads the launcher from the environment, so the projects the tests
 # configure (packaging, whole-program, sanitizers) use the cache as well.
 if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null 2>&1; then
