@@ -13,6 +13,8 @@
 #   bench/run_checks.sh [build-dir] [stress-N] [runs]
 #   METAGUARD_BENCH_HEADERS="torch/nn.h" bench/run_checks.sh   # fewer header TUs
 #   METAGUARD_BENCH_EXAMPLES=0 bench/run_checks.sh                # headers and stress only
+#   METAGUARD_BENCH_TORCH=<site-packages>/torch bench/run_checks.sh # another LibTorch's headers
+#     (a folder with include/ in it: a PyTorch wheel's torch/, an unpacked libtorch; 2.x: -std=c++20)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -21,7 +23,18 @@ runs=${3:-1}
 plugin=$build/lib/libmetaguard_tidy.so
 [ -f "$plugin" ] || { echo "no plugin at $plugin: build target metaguard_tidy first" >&2; exit 1; }
 tidy=$(command -v clang-tidy-19 || echo /usr/lib/llvm-19/bin/clang-tidy)
-torch_inc=/usr/include/torch/csrc/api/include
+# The LibTorch whose headers the real inputs parse: Debian's by default.
+if [ -n "${METAGUARD_BENCH_TORCH:-}" ]; then
+  torch_inc="$METAGUARD_BENCH_TORCH/include:$METAGUARD_BENCH_TORCH/include/torch/csrc/api/include"
+  major=$(sed -n 's/^#define TORCH_VERSION_MAJOR \([0-9]*\).*/\1/p' \
+    "$METAGUARD_BENCH_TORCH"/include/torch/headeronly/version.h \
+    "$METAGUARD_BENCH_TORCH"/include/torch/csrc/api/include/torch/version.h 2>/dev/null | head -n 1)
+else
+  torch_inc=/usr/include/torch/csrc/api/include
+  major=1
+fi
+torch_std=-std=c++17
+[ "${major:-1}" -ge 2 ] && torch_std=-std=c++20
 work=$(mktemp -d "${TMPDIR:-/tmp}/metaguard-bench-checks-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -34,12 +47,15 @@ for h in $headers; do
   printf '#include <%s>\n#include <metaguard/metaguard.h>\n' "$h" > "$work/${name}_mg.cpp"
 done
 
-python3 - "$tidy" "$plugin" "$root" "$work" "$torch_inc" "$runs" $headers <<'PY'
+python3 - "$tidy" "$plugin" "$root" "$work" "$torch_inc" "$runs" "$torch_std" $headers <<'PY'
 import os, re, subprocess, sys
-tidy, plugin, root, work, torch_inc, runs = sys.argv[1:7]
+tidy, plugin, root, work, torch_inc, runs, torch_std = sys.argv[1:8]
 runs = int(runs)
-headers = sys.argv[7:]
-real = ["-std=c++17", "-I", os.path.join(root, "runtime/include"), "-isystem", torch_inc]
+headers = sys.argv[8:]
+real = [torch_std, "-I", os.path.join(root, "runtime/include")]
+for d in torch_inc.split(":"):
+    real += ["-isystem", d]
+print(f"LibTorch headers: {torch_inc} ({torch_std})")
 mock = ["-std=c++17", "-I", os.path.join(root, "test/checks/Inputs")]
 
 def run_once(checks, path, flags):

@@ -5,7 +5,13 @@
 # that found them already shares its targets with us (they are visible in
 # subdirectories); finding them again would redefine them.
 if(NOT TARGET torch)
-  find_package(Torch REQUIRED)
+  # Debian's LibTorch, or the one Torch_DIR / CMAKE_PREFIX_PATH name (see
+  # MetaguardFindTorch.cmake for CUDA builds without a CUDA toolkit).
+  include(${CMAKE_CURRENT_LIST_DIR}/MetaguardFindTorch.cmake)
+  metaguard_find_torch()
+endif()
+if(Torch_VERSION)
+  message(STATUS "metaguard: LibTorch ${Torch_VERSION}")
 endif()
 if(NOT TARGET nlohmann_json::nlohmann_json)
   find_package(nlohmann_json 3.2 REQUIRED)

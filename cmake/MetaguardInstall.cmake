@@ -72,4 +72,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/metaguardConfigVersion.cm
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/metaguardConfig.cmake
   ${PROJECT_BINARY_DIR}/metaguardConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/MetaguardFindTorch.cmake
   DESTINATION ${METAGUARD_INSTALL_CMAKEDIR} COMPONENT metaguard)

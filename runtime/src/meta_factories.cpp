@@ -1,4 +1,5 @@
 #include "meta_factories.h"
+#include "torch_compat.h"
 
 #include "parameter_release.h"
 
@@ -14,11 +15,11 @@ namespace metaguard::detail {
 namespace {
 
 // Scopes: a mode key above BackendSelect, included in the thread-local
-// dispatch key set while a meta scope is live. LibTorch 1.13 has no spare
-// mode key for libraries; this one is only ever registered by PyTorch's own
-// dispatcher tests. If something else got it first, registration fails and
-// we say so (see meta_factories_installed).
-constexpr c10::DispatchKey kScopeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
+// dispatch key set while a meta scope is live. LibTorch has no spare mode key
+// for libraries; this one is only ever registered by PyTorch's own
+// dispatcher tests (torch_compat.h). If something else got it first,
+// registration fails and we say so (see meta_factories_installed).
+constexpr c10::DispatchKey kScopeKey = kScopeModeKey;
 // The process default must reach threads we never run code on, so it
 // cannot use thread-local state: it replaces, for the factory operators
 // only, the kernel of BackendSelect, the one key every factory call passes
@@ -142,18 +143,6 @@ void default_backend_select_kernel(const c10::OperatorHandle &op, c10::DispatchK
       optional_argument(schema, *stack, first, "device", &c10::IValue::toDevice));
   op.redispatchBoxed(c10::DispatchKeySet(backend), stack);
 }
-
-// Swallows LibTorch warnings for its lifetime. LibTorch 1.13's handler is
-// process-wide, so another thread's warning in that window (a few
-// milliseconds, while set_default_device registers) is lost too.
-class QuietWarnings : public c10::WarningHandler {
-public:
-  QuietWarnings() : guard_(this) {}
-  void process(const c10::SourceLocation &, const std::string &, bool) override {}
-
-private:
-  c10::Warning::WarningHandlerGuard guard_;
-};
 
 } // namespace
 

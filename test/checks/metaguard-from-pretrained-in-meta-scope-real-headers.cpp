@@ -2,7 +2,7 @@
 // matchers are proven on the real types (torch::Device, c10::DeviceType,
 // metaguard::DeviceScope, ...), not only on the mocks.
 // REQUIRES: real-headers
-// RUN: %check_clang_tidy -no-mocks -std=c++17 %s metaguard-from-pretrained-in-meta-scope -- -- -I %runtime_include %torch_includes
+// RUN: %check_clang_tidy -no-mocks %torch_std %s metaguard-from-pretrained-in-meta-scope -- -- -I %runtime_include %torch_includes
 
 #include <metaguard/metaguard.h>
 #include <torch/torch.h>

@@ -3,7 +3,7 @@
 // torch::OrderedDict, module holders, metaguard::PreTrainedModel, ...), not
 // only on the mocks.
 // REQUIRES: real-headers
-// RUN: %check_clang_tidy -no-mocks -std=c++17 %s metaguard-offloaded-parameter-move -- -- -I %runtime_include %torch_includes
+// RUN: %check_clang_tidy -no-mocks %torch_std %s metaguard-offloaded-parameter-move -- -- -I %runtime_include %torch_includes
 
 #include <metaguard/metaguard.h>
 #include <torch/torch.h>

@@ -29,3 +29,9 @@ config.substitutions.append(("%cpack", config.cpack))
 config.substitutions.append(("%build", config.metaguard_obj_root))
 config.substitutions.append(("%src", config.metaguard_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# The LibTorch this build uses (Debian's 1.13 or another, e.g. a PyTorch
+# wheel's 2.x): projects configured by the tests get the same one.
+config.substitutions.append(("%torch_dir", "-DTorch_DIR=" + config.torch_config_dir))
+config.substitutions.append(("%torch_version", config.torch_version))
+if config.tidy_plugin_built.upper() in ("ON", "TRUE", "1", "YES"):
+    config.available_features.add("tidy-plugin")
