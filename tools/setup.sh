@@ -7,6 +7,7 @@ set -euo pipefail
 
 METAGUARD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 METAGUARD_BUILD_DIR="${METAGUARD_BUILD_DIR:-$METAGUARD_ROOT/build}"
+METAGUARD_TORCH2_BUILD_DIR="${METAGUARD_TORCH2_BUILD_DIR:-$METAGUARD_BUILD_DIR-torch2}"
 METAGUARD_JOBS="${METAGUARD_JOBS:-$(nproc)}"
 # Release: debug information nearly doubles the compile time of every
 # LibTorch TU (measured: 97 s vs 53 s for one test file). Set
@@ -80,7 +81,12 @@ metaguard_install_packages() {
 # targets, or everything.
 metaguard_build() {
   local extra=()
-  [ -x "$METAGUARD_PYTHON_ENV/bin/python" ] && extra+=(-DMETAGUARD_PYTHON="$METAGUARD_PYTHON_ENV/bin/python")
+  if [ -x "$METAGUARD_PYTHON_ENV/bin/python" ]; then
+    extra+=(-DMETAGUARD_PYTHON="$METAGUARD_PYTHON_ENV/bin/python")
+    # The checks' real-header tests also run on the wheel's LibTorch 2.x headers.
+    local torch2
+    torch2=$(metaguard_torch2_dir) && extra+=(-DMETAGUARD_CHECK_SECOND_TORCH="$torch2")
+  fi
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" "${extra[@]}" >/dev/null
   local targets=()
@@ -126,6 +132,29 @@ metaguard_python_env() {
   "$METAGUARD_PYTHON_ENV/bin/python" -m pip install -q --disable-pip-version-check \
     -r "$requirements" || return 1
   echo "$want" >"$stamp"
+}
+
+# The LibTorch 2.x inside the environment's torch wheel (its package folder;
+# CMake finds it through <folder>/share/cmake). Fails when there is none.
+metaguard_torch2_dir() {
+  local dir
+  for dir in "$METAGUARD_PYTHON_ENV"/lib/python3*/site-packages/torch; do
+    [ -f "$dir/share/cmake/Torch/TorchConfig.cmake" ] && { echo "$dir"; return 0; }
+  done
+  return 1
+}
+
+# Configures and builds the runtime and its tests against LibTorch 2.x in a
+# build folder of its own (the checks, examples and benchmarks are the main
+# build's): the second LibTorch of tools/run-tests.sh.
+metaguard_build_torch2() {
+  local torch2
+  torch2=$(metaguard_torch2_dir) || { echo "metaguard: no LibTorch 2.x in $METAGUARD_PYTHON_ENV" >&2; return 1; }
+  cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_TORCH2_BUILD_DIR" -G Ninja \
+    -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" -DCMAKE_PREFIX_PATH="$torch2/share/cmake" \
+    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_EXAMPLES=OFF -DMETAGUARD_BUILD_BENCH=OFF \
+    -DMETAGUARD_PYTHON="$METAGUARD_PYTHON_ENV/bin/python" >/dev/null &&
+    cmake --build "$METAGUARD_TORCH2_BUILD_DIR" -j "$METAGUARD_JOBS"
 }
 
 metaguard_setup() {
