@@ -144,15 +144,17 @@ metaguard_torch2_dir() {
   return 1
 }
 
-# Configures and builds the runtime and its tests against LibTorch 2.x in a
-# build folder of its own (the checks, examples and benchmarks are the main
-# build's): the second LibTorch of tools/run-tests.sh.
+# Configures and builds the runtime, its tests and the examples against
+# LibTorch 2.x in a build folder of its own (the checks and benchmarks are the
+# main build's): the second LibTorch of tools/run-tests.sh. The examples are
+# built because the interop suite runs one (test_hf_minilm.py skips without
+# it) and because they must keep compiling against the API on both versions.
 metaguard_build_torch2() {
   local torch2
   torch2=$(metaguard_torch2_dir) || { echo "metaguard: no LibTorch 2.x in $METAGUARD_PYTHON_ENV" >&2; return 1; }
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_TORCH2_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" -DCMAKE_PREFIX_PATH="$torch2/share/cmake" \
-    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_EXAMPLES=OFF -DMETAGUARD_BUILD_BENCH=OFF \
+    -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_EXAMPLES=ON -DMETAGUARD_BUILD_BENCH=OFF \
     -DMETAGUARD_PYTHON="$METAGUARD_PYTHON_ENV/bin/python" >/dev/null &&
     cmake --build "$METAGUARD_TORCH2_BUILD_DIR" -j "$METAGUARD_JOBS"
 }

@@ -7,19 +7,11 @@
 #pragma once
 
 #include "offload_registry.h"
-
-#include <c10/core/DispatchKey.h>
+#include "torch_compat.h"
 
 #include <memory>
 
 namespace metaguard::detail {
-
-// The one place the key is chosen. LibTorch 1.13 has no functionality key
-// for libraries; this one sits above autograd and below the meta-scope key
-// (TESTING_ONLY_GenericMode, meta_factories.cpp), and only PyTorch's own
-// dispatcher tests register it. On LibTorch 2.x it would move to
-// torch_compat.h (the key still exists there; see docs/runtime-offload.md).
-constexpr c10::DispatchKey offload_dispatch_key() { return c10::DispatchKey::TESTING_ONLY_GenericWrapper; }
 
 // Turns `param` (record `index` of `hook`) into an offloaded meta tensor
 // with the record's shape and dtype that loads itself when an operator

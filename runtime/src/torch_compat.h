@@ -16,6 +16,12 @@ namespace metaguard::detail {
 // tests). 1.13 and 2.x both keep it, above BackendSelect.
 constexpr c10::DispatchKey kScopeModeKey = c10::DispatchKey::TESTING_ONLY_GenericMode;
 
+// The functionality key an offloaded parameter carries (offload_dispatch.h):
+// above autograd and below kScopeModeKey, registered by no library (only
+// PyTorch's own dispatcher tests). Neither version reserves a functionality
+// key for libraries; 1.13 and 2.x both keep this one in that place.
+constexpr c10::DispatchKey offload_dispatch_key() { return c10::DispatchKey::TESTING_ONLY_GenericWrapper; }
+
 // Swallows LibTorch warnings on the calling thread for its lifetime. 2.x
 // moved the guard into c10::WarningUtils and hands the handler a c10::Warning;
 // 1.13's guard lives in c10::Warning and its handler is process-wide, so
