@@ -56,6 +56,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/checks/
 file(GLOB METAGUARD_EXAMPLE_SOURCES ${PROJECT_SOURCE_DIR}/examples/*.cpp)
 install(FILES ${METAGUARD_EXAMPLE_SOURCES}
   DESTINATION ${CMAKE_INSTALL_DATADIR}/metaguard/examples COMPONENT metaguard)
+# The models the examples include (minilm_embeddings.cpp: models/bert.h).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/models
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/metaguard/examples COMPONENT metaguard)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/ExamplesStandalone.cmake
   DESTINATION ${CMAKE_INSTALL_DATADIR}/metaguard/examples RENAME CMakeLists.txt
   COMPONENT metaguard)

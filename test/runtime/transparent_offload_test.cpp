@@ -272,6 +272,33 @@ TEST_F(TransparentOffloadTest, MovingAParameterByHandRaisesAndChangesNothing) {
   EXPECT_TRUE(torch::equal(model->forward(ids_), reference->forward(ids_)));
 }
 
+TEST_F(TransparentOffloadTest, TorchLoadIntoADispatchedModelRaisesAtTheFirstOffloadedParameter) {
+  auto saved = stock_sequential();
+  auto model = stock_sequential();
+  torch::Tensor original_first;
+  {
+    torch::NoGradGuard no_grad;
+    original_first = model->named_parameters(true)["0.weight"].clone();
+  }
+  metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}, {"4", "disk"}}, dir_ / "offload");
+  const fs::path archive = dir_ / "saved.pt";
+  torch::save(saved, archive.string());
+  // Module::load reads each parameter into the module's own tensor: set_ for
+  // one on the archive's device, set_data for an offloaded (meta) one, which
+  // asks the offloaded parameter first and gets an OffloadError.
+  const std::string what = offload_error_of([&] { torch::load(model, archive.string()); });
+  EXPECT_TRUE(has(what, "'1.weight'")) << what;
+  EXPECT_TRUE(has(what, "set_data")) << what;
+  // Parameters before it were already overwritten by the archive's; the
+  // offloaded ones are untouched and still load from the offload folder.
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(model->named_parameters(true)["0.weight"], saved->named_parameters(true)["0.weight"]));
+  EXPECT_FALSE(torch::equal(model->named_parameters(true)["0.weight"], original_first));
+  EXPECT_TRUE(model->named_parameters(true)["1.weight"].is_meta());
+  EXPECT_TRUE(model->named_parameters(true)["4.weight"].is_meta());
+  metaguard::verify_dispatch(*model);
+}
+
 TEST_F(TransparentOffloadTest, BookkeepingOperatorsDoNotLoad) {
   auto model = stock_sequential();
   metaguard::dispatch_model(*model, {{"", "cpu"}, {"1", "disk"}}, dir_);
