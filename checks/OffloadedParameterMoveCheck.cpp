@@ -134,6 +134,7 @@ public:
       if (const Dispatch *D = Check.factoryDispatch(F, Context)) {
         Out.ReturnsDispatchedModel = true;
         Out.DispatchedAt = Table.refOf(D->S->getBeginLoc());
+        Out.DispatchChain = Check.dispatchChain(*D, Table);
       }
   }
 
@@ -141,6 +142,7 @@ public:
     S.Args.clear();
     S.ReturnsDispatchedModel = false;
     S.DispatchedAt = {};
+    S.DispatchChain.clear();
   }
 
   bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
@@ -286,13 +288,14 @@ OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
   const Dispatch *Inner = factoryDispatch(Callee, Context);
   if (!Inner && (!Callee || definitionWithBody(Callee)))
     return std::nullopt;
+  Dispatch D;
   if (!Inner) {
     // No body here: a summary from another translation unit may know.
     const FunctionSummary *S = summaries(Context).lookup(Callee, Facet::Model);
     if (!S || !S->ReturnsDispatchedModel)
       return std::nullopt;
+    D.ExternalChain = S->DispatchChain;
   }
-  Dispatch D;
   D.S = Call;
   D.Source = DispatchSource::Factory;
   D.Function = calleeName(Callee);
@@ -995,6 +998,8 @@ void OffloadedParameterMoveCheck::noteDispatch(const Dispatch &D,
         << D.Ref.displayName() << D.Function;
     if (D.Inner)
       noteInnerDispatch(*D.Inner, D.Function, Context, 0);
+    else
+      noteExternalChain(D.ExternalChain, D.Function, Context, 0);
     break;
   }
 }
@@ -1003,27 +1008,77 @@ void OffloadedParameterMoveCheck::noteInnerDispatch(const Dispatch &D,
                                                     llvm::StringRef Factory,
                                                     ASTContext &Context,
                                                     unsigned Depth) {
-  SourceLocation Loc =
-      Context.getSourceManager().getFileLoc(D.S->getBeginLoc());
-  switch (D.Source) {
+  noteDispatchStep(Context.getSourceManager().getFileLoc(D.S->getBeginLoc()),
+                   D.Source, Factory, D.Function);
+  if (D.Source != DispatchSource::Factory || Depth >= MaxFactoryDepth)
+    return;
+  if (D.Inner)
+    noteInnerDispatch(*D.Inner, D.Function, Context, Depth + 1);
+  else
+    noteExternalChain(D.ExternalChain, D.Function, Context, Depth + 1);
+}
+
+void OffloadedParameterMoveCheck::noteExternalChain(
+    llvm::ArrayRef<DispatchStep> Chain, llvm::StringRef Factory,
+    ASTContext &Context, unsigned Depth) {
+  // The same notes as for a factory whose body is visible, one per step,
+  // each in the function the previous step calls.
+  for (const DispatchStep &Step : Chain) {
+    SourceLocation Loc = summaries(Context).locationOf(Step.At);
+    if (Loc.isInvalid() || Depth > MaxFactoryDepth)
+      return;
+    noteDispatchStep(Loc, Step.How, Factory, Step.With);
+    if (Step.How != DispatchSource::Factory)
+      return;
+    Factory = Step.With;
+    ++Depth;
+  }
+}
+
+void OffloadedParameterMoveCheck::noteDispatchStep(SourceLocation Loc,
+                                                   DispatchSource How,
+                                                   llvm::StringRef Factory,
+                                                   llvm::StringRef With) {
+  switch (How) {
   case DispatchSource::Call:
     diag(Loc, "'%0' dispatches it here with '%1'", DiagnosticIDs::Note)
-        << Factory << D.Function;
+        << Factory << With;
     break;
   case DispatchSource::Loader:
     diag(Loc,
          "'%0' loads it with '%1' and an explicit device map here, which "
          "dispatches it",
          DiagnosticIDs::Note)
-        << Factory << D.Function;
+        << Factory << With;
     break;
   case DispatchSource::Factory:
     diag(Loc, "'%0' gets it from '%1' here", DiagnosticIDs::Note)
-        << Factory << D.Function;
-    if (D.Inner && Depth < MaxFactoryDepth)
-      noteInnerDispatch(*D.Inner, D.Function, Context, Depth + 1);
+        << Factory << With;
     break;
   }
+}
+
+std::vector<DispatchStep>
+OffloadedParameterMoveCheck::dispatchChain(const Dispatch &D,
+                                           const SummaryTable &Table) const {
+  // As many steps as notes follow a factory's call (noteInnerDispatch).
+  const size_t MaxSteps = MaxFactoryDepth + 1;
+  std::vector<DispatchStep> Chain;
+  const Dispatch *Last = &D;
+  for (const Dispatch *Step = &D; Step && Chain.size() < MaxSteps;
+       Step = Step->Inner) {
+    Chain.push_back(
+        {Step->Source, Table.refOf(Step->S->getBeginLoc()), Step->Function});
+    Last = Step;
+  }
+  // The innermost visible step may call a factory of another TU in turn.
+  if (!Last->Inner)
+    for (const DispatchStep &Next : Last->ExternalChain) {
+      if (Chain.size() >= MaxSteps)
+        break;
+      Chain.push_back(Next);
+    }
+  return Chain;
 }
 
 } // namespace clang::tidy::metaguard

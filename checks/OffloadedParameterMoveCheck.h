@@ -61,16 +61,10 @@ public:
   void onEndOfTranslationUnit() override;
 
 private:
-  /// How a model became dispatched.
-  enum class DispatchSource {
-    /// A DispatchFunctions call.
-    Call,
-    /// A loader call with a visible device map that may offload.
-    Loader,
-    /// A call to a function of this translation unit that returns a
-    /// dispatched model (Inner says how it was dispatched there).
-    Factory,
-  };
+  /// How a model became dispatched: a DispatchFunctions call, a loader call
+  /// with a visible device map that may offload, or a call to a function
+  /// that returns a dispatched model (Inner or ExternalChain says how).
+  using DispatchSource = DispatchKind;
   /// A statement that makes a model (or a submodule) dispatched.
   struct Dispatch {
     const Stmt *S = nullptr;
@@ -79,6 +73,8 @@ private:
     std::string Function;
     /// Factory: the dispatch inside the factory (owned by FactoryMemo).
     const Dispatch *Inner = nullptr;
+    /// Factory in another translation unit: the steps its summary records.
+    std::vector<DispatchStep> ExternalChain;
   };
   /// A statement about a model: a move, a hook removal, a use of hooks, or
   /// a replacement of the model object.
@@ -196,6 +192,14 @@ private:
   void noteDispatch(const Dispatch &D, ASTContext &Context);
   void noteInnerDispatch(const Dispatch &D, llvm::StringRef Factory,
                          ASTContext &Context, unsigned Depth);
+  void noteExternalChain(llvm::ArrayRef<DispatchStep> Chain,
+                         llvm::StringRef Factory, ASTContext &Context,
+                         unsigned Depth);
+  void noteDispatchStep(SourceLocation Loc, DispatchSource How,
+                        llvm::StringRef Factory, llvm::StringRef With);
+  /// The steps of D down to its dispatching call, for F's summary.
+  std::vector<DispatchStep> dispatchChain(const Dispatch &D,
+                                          const SummaryTable &Table) const;
 
   // Options.
   const std::string DispatchFunctionsOption;

@@ -89,7 +89,7 @@ class FileHashes:
 ENUM_FACTS = {"default_device": "unchanged", "returned_device_map": "none"}
 BOOL_FACTS = {"loads_weights": ("loads_at", "loader"),
               "opens_meta_scope": ("opens_meta_scope_at",),
-              "returns_dispatched_model": ("dispatched_at",)}
+              "returns_dispatched_model": ("dispatched_at", "dispatch_chain")}
 ARG_FACTS = ("moves", "mutates_parameters", "removes_hooks")
 
 

@@ -19,6 +19,10 @@
 //     "loads_only_after_setting_device": false,
 //     "opens_meta_scope": false, "opens_meta_scope_at": {...},
 //     "returns_dispatched_model": false, "dispatched_at": {...},
+//     "dispatch_chain": [ {"how": "factory", "with": "app::load_big",
+//                          "at": {...}},
+//                         {"how": "loader", "with": "from_pretrained",
+//                          "at": {...}} ],
 //     "args": [ {"index": 0, "moves": true, "mutates_parameters": false,
 //                "removes_hooks": false, "at": {...},
 //                "what": "to", "in": "app::to_gpu"} ],
@@ -33,6 +37,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace clang::tidy::metaguard {
 
@@ -71,6 +76,25 @@ enum class DeviceMapKind {
   SingleDevice, ///< A map with no "disk" entry: offloads nothing.
   Offloading,   ///< A map that sends something to "disk".
   Unknown,
+};
+
+/// How the model a factory returns gets dispatched.
+enum class DispatchKind {
+  Call,    ///< A DispatchFunctions call (dispatch_model and kin).
+  Loader,  ///< A loader call with a device map that may offload.
+  Factory, ///< A call to another function that returns a dispatched model.
+};
+
+/// One call on the way from a factory to the call that dispatches the model
+/// it returns: what a note points at when the factory is in another
+/// translation unit, as it would when the factory's body is visible.
+struct DispatchStep {
+  DispatchKind How = DispatchKind::Call;
+  SourceRef At;
+  std::string With; ///< The function called at At, qualified.
+  bool operator==(const DispatchStep &O) const {
+    return How == O.How && At == O.At && With == O.With;
+  }
 };
 
 /// What a function does to the model passed as one of its parameters.
@@ -114,6 +138,10 @@ struct FunctionSummary {
 
   bool ReturnsDispatchedModel = false;
   SourceRef DispatchedAt;
+  /// From the factory's own call (at DispatchedAt) down to the dispatching
+  /// call, each step in the function the previous one calls; cut at a
+  /// depth the notes never exceed.
+  std::vector<DispatchStep> DispatchChain;
 
   std::map<unsigned, ArgumentEffects> Args; ///< Only parameters with effects.
 

@@ -47,6 +47,26 @@ llvm::StringRef mapName(DeviceMapKind K) {
   return "unknown";
 }
 
+llvm::StringRef dispatchName(DispatchKind K) {
+  switch (K) {
+  case DispatchKind::Call:
+    return "dispatch";
+  case DispatchKind::Loader:
+    return "loader";
+  case DispatchKind::Factory:
+    return "factory";
+  }
+  return "dispatch";
+}
+
+std::optional<DispatchKind> dispatchFromName(llvm::StringRef Name) {
+  for (DispatchKind K :
+       {DispatchKind::Call, DispatchKind::Loader, DispatchKind::Factory})
+    if (Name == dispatchName(K))
+      return K;
+  return std::nullopt;
+}
+
 std::optional<DeviceAtReturn> deviceFromName(llvm::StringRef Name) {
   for (DeviceAtReturn D : {DeviceAtReturn::Unchanged, DeviceAtReturn::Meta,
                            DeviceAtReturn::Restored, DeviceAtReturn::Unknown})
@@ -95,6 +115,17 @@ OrderedJson summaryObject(const FunctionSummary &S) {
   J["returns_dispatched_model"] = S.ReturnsDispatchedModel;
   if (S.DispatchedAt.valid())
     J["dispatched_at"] = refToJson(S.DispatchedAt);
+  if (!S.DispatchChain.empty()) {
+    OrderedJson Chain = OrderedJson::array();
+    for (const DispatchStep &Step : S.DispatchChain) {
+      OrderedJson StepJson = OrderedJson::object();
+      StepJson["how"] = std::string(dispatchName(Step.How));
+      StepJson["with"] = Step.With;
+      StepJson["at"] = refToJson(Step.At);
+      Chain.push_back(std::move(StepJson));
+    }
+    J["dispatch_chain"] = std::move(Chain);
+  }
   OrderedJson Args = OrderedJson::array();
   for (const auto &[Index, Effects] : S.Args) {
     OrderedJson A = OrderedJson::object();
@@ -241,6 +272,30 @@ public:
         return fail(Key, Inner.Error);
       if (Effects.any())
         Out[Index] = Effects;
+    }
+  }
+
+  void dispatchChain(std::vector<DispatchStep> &Out) {
+    const Json *V = find("dispatch_chain");
+    if (!V)
+      return;
+    if (!V->is_array())
+      return fail("dispatch_chain",
+                  "expected an array, got " + typeName(*V).str());
+    for (size_t I = 0; I < V->size() && ok(); ++I) {
+      const Json &Entry = (*V)[I];
+      std::string Key = "dispatch_chain[" + std::to_string(I) + "]";
+      if (!Entry.is_object())
+        return fail(Key, "expected an object, got " + typeName(Entry).str());
+      EntryReader Inner(Entry);
+      DispatchStep Step;
+      Inner.enumeration("how", Step.How, dispatchFromName,
+                        "dispatch, loader or factory");
+      Inner.string("with", Step.With);
+      Inner.ref("at", Step.At);
+      if (!Inner.ok())
+        return fail(Key, Inner.Error);
+      Out.push_back(std::move(Step));
     }
   }
 
@@ -415,6 +470,7 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
     R.ref("opens_meta_scope_at", S.OpensMetaScopeAt);
     R.boolean("returns_dispatched_model", S.ReturnsDispatchedModel);
     R.ref("dispatched_at", S.DispatchedAt);
+    R.dispatchChain(S.DispatchChain);
     R.args(S.Args);
     R.enumeration("returned_device_map", S.ReturnedDeviceMap, mapFromName,
                   "none, single-device, offloading or unknown");

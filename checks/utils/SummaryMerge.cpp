@@ -76,8 +76,10 @@ FunctionSummary mergeConservatively(const FunctionSummary &A,
     M.OpensMetaScopeAt = SourceRef();
   M.ReturnsDispatchedModel =
       A.ReturnsDispatchedModel && B.ReturnsDispatchedModel;
-  if (!M.ReturnsDispatchedModel)
+  if (!M.ReturnsDispatchedModel) {
     M.DispatchedAt = SourceRef();
+    M.DispatchChain.clear();
+  }
   M.Args.clear();
   for (const auto &[Index, EA] : A.Args) {
     auto It = B.Args.find(Index);

@@ -85,6 +85,7 @@ FunctionSummary combineFacets(FunctionSummary A, const FunctionSummary &B) {
   if (!A.ReturnsDispatchedModel && B.ReturnsDispatchedModel) {
     A.ReturnsDispatchedModel = true;
     A.DispatchedAt = B.DispatchedAt;
+    A.DispatchChain = B.DispatchChain;
   }
   for (const auto &[Index, Effects] : B.Args) {
     ArgumentEffects &Mine = A.Args[Index];

@@ -240,6 +240,37 @@ void factory(const fs::path &dir) {
   v->to(torch::kCUDA);
 }
 """)]),
+    # Factories that return a dispatched model through other factories: the
+    # notes follow the chain into each file (the summaries carry the steps).
+    "factory_chain": ("""Vision load_offloaded(const fs::path &dir);
+Vision dispatched(Vision v, const metaguard::DeviceMap &map);
+Vision make_pipeline(const fs::path &dir);
+Vision make_dispatched(const metaguard::Config &c, const metaguard::DeviceMap &map);
+""", [("loader", """
+Vision load_offloaded(const fs::path &dir) {
+  return metaguard::from_pretrained<Vision>(
+      dir, {.device_map = metaguard::DeviceMap::automatic()});
+}
+"""), ("dispatcher", """
+Vision dispatched(Vision v, const metaguard::DeviceMap &map) {
+  metaguard::dispatch_model(*v, map, "offload");
+  return v;
+}
+"""), ("pipeline", """
+Vision make_pipeline(const fs::path &dir) { return load_offloaded(dir); }
+Vision make_dispatched(const metaguard::Config &c, const metaguard::DeviceMap &map) {
+  return dispatched(Vision(c), map);
+}
+"""), ("use", """
+void pipeline(const fs::path &dir) {
+  auto v = make_pipeline(dir);
+  v->to(torch::kCUDA);
+}
+void dispatched_copy(const metaguard::Config &c, const metaguard::DeviceMap &map) {
+  auto v = make_dispatched(c, map);
+  v->to(torch::kCPU);
+}
+""")]),
 }
 
 root, mocks = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
