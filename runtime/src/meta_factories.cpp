@@ -2,11 +2,11 @@
 #include "torch_compat.h"
 
 #include "parameter_release.h"
+#include "process_fallback.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
-#include <iostream>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -147,24 +147,12 @@ void default_backend_select_kernel(const c10::OperatorHandle &op, c10::DispatchK
 } // namespace
 
 bool meta_factories_installed() {
-  static const bool installed = [] {
-    try {
-      // Leaked on purpose: deregistering during static destruction could
-      // outlive the dispatcher.
-      new c10::RegistrationHandleRAII(c10::Dispatcher::singleton().registerFallback(
-          kScopeKey, c10::KernelFunction::makeFromBoxedFunction<&scope_fallback>(),
-          "metaguard: factory functions follow meta scopes"));
-      return true;
-    } catch (const std::exception &e) {
-      std::cerr << "metaguard: warning: cannot make LibTorch factory functions follow meta "
-                   "scopes, another library registered dispatch key "
-                << c10::toString(kScopeKey)
-                << " first; torch::nn layers built under a meta scope will allocate on the "
-                   "CPU and be released after construction ("
-                << e.what() << ")\n";
-      return false;
-    }
-  }();
+  static const bool installed = register_process_fallback(
+      kScopeKey, c10::KernelFunction::makeFromBoxedFunction<&scope_fallback>(),
+      "metaguard: factory functions follow meta scopes", "make LibTorch factory functions follow meta scopes",
+      "models that from_config and from_pretrained build under a meta scope allocate on the CPU and are "
+      "released after construction, and layers your code constructs directly under the scope keep real "
+      "parameters");
   return installed;
 }
 

@@ -3,6 +3,7 @@
 #include "offload_dispatch.h"
 
 #include "module_walk.h"
+#include "process_fallback.h"
 
 #include <metaguard/offload_hook.h>
 #include <metaguard/policy.h>
@@ -11,7 +12,6 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/torch.h>
 
-#include <iostream>
 #include <sstream>
 #include <unordered_set>
 
@@ -190,23 +190,10 @@ void offload_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
 }
 
 bool fallback_installed() {
-  static const bool installed = [] {
-    try {
-      // Leaked on purpose: deregistering during static destruction could
-      // outlive the dispatcher.
-      new c10::RegistrationHandleRAII(c10::Dispatcher::singleton().registerFallback(
-          kKey, c10::KernelFunction::makeFromBoxedFunction<&offload_fallback>(),
-          "metaguard: offloaded parameters load themselves"));
-      return true;
-    } catch (const std::exception &e) {
-      std::cerr << "metaguard: warning: cannot make offloaded parameters load themselves, another library "
-                   "registered dispatch key "
-                << c10::toString(kKey)
-                << " first; models with offloaded parameters need OnloadGuard in their forward (" << e.what()
-                << ")\n";
-      return false;
-    }
-  }();
+  static const bool installed = register_process_fallback(
+      kKey, c10::KernelFunction::makeFromBoxedFunction<&offload_fallback>(),
+      "metaguard: offloaded parameters load themselves", "make offloaded parameters load themselves",
+      "models with offloaded parameters need OnloadGuard in their forward");
   return installed;
 }
 
