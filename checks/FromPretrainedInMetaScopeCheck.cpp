@@ -11,7 +11,10 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
 
 using namespace clang::ast_matchers;
 
@@ -225,6 +228,8 @@ public:
         Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
       }
     llvm::SmallVector<const Stmt *, 4> Gens, Kills;
+    // Objects whose destruction ends a meta default device (RAII sessions).
+    llvm::SmallVector<const Expr *, 2> Ended;
     llvm::DenseMap<const Stmt *, SourceRef> GenAt;
     bool UnknownKill = false;
     for (const Expr *Call : collectCalls(F)) {
@@ -248,6 +253,8 @@ public:
       if (Check.isMachinery(Callee))
         continue;
       std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+      if (Check.endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
+        Ended.push_back(Call);
       if (!Effect)
         continue;
       if (Effect->Meta) {
@@ -258,7 +265,7 @@ public:
         UnknownKill |= Effect->Unknown;
       }
     }
-    if (Gens.empty() && Kills.empty())
+    if (Gens.empty() && Kills.empty() && Ended.empty())
       return;
     const CfgReachability *Cfg =
         Check.Cfgs.get(F, F->getBody(), Table.context());
@@ -266,21 +273,26 @@ public:
       Out.DefaultDevice = DeviceAtReturn::Unknown;
       return;
     }
+    // Objects that outlive F (returned, on the heap) end nothing here.
+    llvm::erase_if(Ended, [Cfg](const Expr *E) { return !Cfg->destroys(E); });
     if (!Gens.empty())
-      if (std::optional<CfgReachability::Reach> R =
-              Cfg->findReachingGenAtExit(Gens, Kills);
+      if (std::optional<CfgReachability::Reach> R = Cfg->findReachingGenAtExit(
+              Gens, Kills, /*EntryIsGen=*/false, Ended);
           R && R->Gen) {
         Out.DefaultDevice = DeviceAtReturn::Meta;
         Out.DefaultDeviceAt = GenAt.lookup(R->Gen);
         return;
       }
-    if (Kills.empty())
+    if (Kills.empty() && Ended.empty())
       return; // Meta settings that never reach the return.
-    const bool EveryPath = !Cfg->findReachingGenAtExit({}, Kills,
-                                                       /*EntryIsGen=*/true);
+    // A session object's destruction is a reset where its life ends: one
+    // that runs on every path makes F restore the default device.
+    const bool EveryPath =
+        !Cfg->findReachingGenAtExit({}, Kills, /*EntryIsGen=*/true, Ended);
     Out.DefaultDevice = EveryPath && !UnknownKill ? DeviceAtReturn::Restored
                                                   : DeviceAtReturn::Unknown;
-    Out.DefaultDeviceAt = Table.refOf(Kills.front()->getBeginLoc());
+    Out.DefaultDeviceAt = Table.refOf(
+        (Kills.empty() ? Ended.front() : Kills.front())->getBeginLoc());
   }
 
   void reset(FunctionSummary &S) const override {
@@ -470,13 +482,18 @@ void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
                          .bind("guard"),
                      this);
   // A call to a function of the user's that may leave the default device
-  // meta (decided from its summary in check()).
+  // meta (decided from its summary in check()), constructors included.
   Finder->addMatcher(
       callExpr(unless(isExpansionInSystemHeader()),
                callee(functionDecl(unless(isExpansionInSystemHeader()),
                                    unless(nameInList(&Setters)))))
           .bind("helper-call"),
       this);
+  Finder->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
+                                      hasDeclaration(cxxConstructorDecl(
+                                          unless(isExpansionInSystemHeader()))))
+                         .bind("helper-call"),
+                     this);
   Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
                               callee(functionDecl(nameInList(&Setters))))
                          .bind("setter"),
@@ -503,8 +520,8 @@ void FromPretrainedInMetaScopeCheck::check(
     analyzeFunction(Fn.Function, Fn.Lambda, Context);
     return;
   }
-  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("helper-call")) {
-    if (!canEnter(Call->getDirectCallee()))
+  if (const auto *Call = Result.Nodes.getNodeAs<Expr>("helper-call")) {
+    if (!canEnter(calledFunction(Call)))
       return;
     // Any function the call may run: an override of a virtual one too.
     std::optional<HelperEffect> Effect =
@@ -556,6 +573,7 @@ void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   Guards.clearCache();
   WithinMemo.clear();
   WithinInProgress.clear();
+  Destructions.clear();
 }
 
 bool FromPretrainedInMetaScopeCheck::isSetter(const FunctionDecl *FD) const {
@@ -610,6 +628,60 @@ bool FromPretrainedInMetaScopeCheck::isInsideLoader(
 
 bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
   return FD && !isMachinery(FD);
+}
+
+bool FromPretrainedInMetaScopeCheck::endsWhenDestroyed(const Expr *Call,
+                                                       bool ConstructorSetsMeta,
+                                                       SummaryTable &Table) {
+  const auto *Construct = dyn_cast<CXXConstructExpr>(Call);
+  if (!Construct)
+    return false;
+  switch (destructionEffect(Construct->getConstructor()->getParent(), Table)) {
+  case Destruction::Ends:
+    return true;
+  case Destruction::Unknown:
+    // A session whose destructor is not visible: assume it ends what its
+    // constructor started (no finding after its life rather than noise).
+    return ConstructorSetsMeta;
+  case Destruction::Keeps:
+    return false;
+  }
+  return false;
+}
+
+FromPretrainedInMetaScopeCheck::Destruction
+FromPretrainedInMetaScopeCheck::destructionEffect(const CXXRecordDecl *RD,
+                                                  SummaryTable &Table) {
+  if (!RD || !RD->hasDefinition())
+    return Destruction::Keeps;
+  RD = RD->getDefinition();
+  auto [It, Inserted] = Destructions.try_emplace(RD, Destruction::Keeps);
+  if (!Inserted)
+    return It->second; // Known, or being decided (a cycle adds nothing).
+  // Library classes never set metaguard's default device (as helpers in
+  // system headers); guard classes are scopes, not default-device setters.
+  if (Table.context().getSourceManager().isInSystemHeader(RD->getLocation()) ||
+      Guards.isGuardClass(RD))
+    return Destruction::Keeps;
+  Destruction Result = Destruction::Keeps;
+  if (const CXXDestructorDecl *Dtor = RD->getDestructor();
+      Dtor && Dtor->isUserProvided()) {
+    const FunctionSummary *S = Table.lookup(Dtor, Facet::DefaultDevice);
+    if (!S)
+      Result = Destruction::Unknown;
+    else if (S->DefaultDevice == DeviceAtReturn::Restored ||
+             S->DefaultDevice == DeviceAtReturn::Unknown)
+      Result = Destruction::Ends;
+  }
+  // Members and bases are destroyed after the destructor's body.
+  auto Merge = [&Result](Destruction D) { Result = std::max(Result, D); };
+  for (const FieldDecl *Field : RD->fields())
+    if (!Field->getType()->isReferenceType())
+      Merge(destructionEffect(Field->getType()->getAsCXXRecordDecl(), Table));
+  for (const CXXBaseSpecifier &Base : RD->bases())
+    Merge(destructionEffect(Base.getType()->getAsCXXRecordDecl(), Table));
+  Destructions[RD] = Result;
+  return Result;
 }
 
 SummaryTable &FromPretrainedInMetaScopeCheck::summaries(ASTContext &Context) {
@@ -721,6 +793,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
   SummaryTable &Table = summaries(Context);
   std::vector<const Expr *> Calls = collectCalls(F);
   llvm::SmallVector<const Stmt *, 4> MetaSetters, OtherSetters;
+  // Objects whose destruction ends the state (RAII sessions).
+  llvm::SmallVector<const Expr *, 2> Ended;
   // Helpers that leave the default device meta, by call.
   llvm::DenseMap<const Stmt *, HelperEffect> MetaHelpers;
   for (const Expr *Call : Calls) {
@@ -740,6 +814,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
     if (isMachinery(Callee))
       continue;
     std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+    if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
+      Ended.push_back(Call);
     if (!Effect)
       continue;
     if (Effect->Meta) {
@@ -787,13 +863,15 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
       Ctx = Top;
     } else if (Cfg) {
       if (std::optional<CfgReachability::Reach> Reach =
-              Cfg->findReachingGen(Call, MetaSetters, OtherSetters);
+              Cfg->findReachingGen(Call, MetaSetters, OtherSetters,
+                                   /*EntryIsGen=*/false, Ended);
           Reach && Reach->Gen) {
         Ctx =
             MetaContext{MetaSource::DefaultDevice, nullptr, Reach->Gen, {}, {}};
         if (auto It = MetaHelpers.find(Reach->Gen); It != MetaHelpers.end()) {
           Ctx->Helper = It->second.Target;
           Ctx->InnerSetter = Table.locationOf(It->second.At);
+          Ctx->UntilDestroyed = llvm::is_contained(Ended, Reach->Gen);
         }
       }
     }
@@ -989,9 +1067,10 @@ void FromPretrainedInMetaScopeCheck::report(
       break;
     }
     diag(SM.getFileLoc(Ctx->OriginStmt->getBeginLoc()),
-         "'%0' returns with the default device set to meta",
+         "'%0' returns with the default device set to meta%select{|, until "
+         "the object it builds is destroyed}1",
          DiagnosticIDs::Note)
-        << Ctx->Helper;
+        << Ctx->Helper << Ctx->UntilDestroyed;
     if (Ctx->InnerSetter.isValid())
       diag(Ctx->InnerSetter, "the default device is set to meta here",
            DiagnosticIDs::Note);

@@ -72,6 +72,9 @@ private:
     /// call): the helper and the setter inside it.
     std::string Helper;
     SourceLocation InnerSetter;
+    /// The helper is a constructor whose object's destruction ends the
+    /// state: it lasts for the object's life.
+    bool UntilDestroyed = false;
   };
   /// A loader call reached through calls, and the function it is in.
   struct InnerLoad {
@@ -81,6 +84,21 @@ private:
   };
   /// Which kind of meta state an inner loader call must be exposed to.
   enum class Exposure { Scope, DefaultDevice };
+  /// What destroying an object of a class does to the default device, by
+  /// how much it says (of a class and its members, the most wins).
+  enum class Destruction {
+    Keeps,   ///< Nothing (no destructor of the user's touches it).
+    Unknown, ///< A destructor is declared but neither visible nor summarised.
+    Ends,    ///< Its destructor (or a member's, a base's) resets it.
+  };
+  /// Whether the object a construction builds ends the default device's
+  /// meta state when it is destroyed, given what its constructor does
+  /// (ConstructorSetsMeta): a destructor that resets it ends it, and one
+  /// whose behaviour is unknown is assumed to when the constructor set meta
+  /// (an RAII session: no finding after its life). False for other calls.
+  bool endsWhenDestroyed(const Expr *Call, bool ConstructorSetsMeta,
+                         SummaryTable &Table);
+  Destruction destructionEffect(const CXXRecordDecl *RD, SummaryTable &Table);
 
   bool isSetter(const FunctionDecl *FD) const;
   bool isScopeFunction(const FunctionDecl *FD) const;
@@ -159,6 +177,7 @@ private:
   using WithinKey = std::tuple<const FunctionDecl *, unsigned, unsigned>;
   std::map<WithinKey, std::optional<InnerLoad>> WithinMemo;
   llvm::DenseSet<const FunctionDecl *> WithinInProgress;
+  llvm::DenseMap<const CXXRecordDecl *, Destruction> Destructions;
 
   /// Whole-program mode: SummaryFile / ExportSummaries.
   WholeProgramFacts Facts;

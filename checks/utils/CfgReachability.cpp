@@ -44,10 +44,15 @@ CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
     ById[Block->getBlockID()] = Block;
     unsigned Index = 0;
     for (const CFGElement &Element : *Block) {
+      Position At{Block->getBlockID(), Index++};
       if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
-        Positions.try_emplace(S->getStmt(),
-                              Position{Block->getBlockID(), Index});
-      ++Index;
+        Positions.try_emplace(S->getStmt(), At);
+      else if (std::optional<CFGAutomaticObjDtor> D =
+                   Element.getAs<CFGAutomaticObjDtor>())
+        VarEnds[D->getVarDecl()].push_back(At);
+      else if (std::optional<CFGTemporaryDtor> T =
+                   Element.getAs<CFGTemporaryDtor>())
+        TemporaryEnds[T->getBindTemporaryExpr()].push_back(At);
     }
   }
 }
@@ -67,28 +72,65 @@ CfgReachability::position(const Stmt *S) const {
   return std::nullopt;
 }
 
+llvm::ArrayRef<CfgReachability::Position>
+CfgReachability::destructions(const Expr *Construct) const {
+  // Climb from the construction to what owns the object: a temporary (its
+  // CXXBindTemporaryExpr), possibly lifetime-extended by a reference, or the
+  // variable it initialises.
+  const Stmt *Current = Construct;
+  for (unsigned Steps = 0; Current && Steps < 16; ++Steps) {
+    const Stmt *Parent = Parents.parent(Current);
+    if (const auto *Bind = dyn_cast_or_null<CXXBindTemporaryExpr>(Parent)) {
+      auto It = TemporaryEnds.find(Bind);
+      if (It != TemporaryEnds.end())
+        return It->second;
+    } else if (const auto *Temp =
+                   dyn_cast_or_null<MaterializeTemporaryExpr>(Parent)) {
+      if (const auto *Var =
+              dyn_cast_or_null<VarDecl>(Temp->getExtendingDecl())) {
+        auto It = VarEnds.find(Var);
+        return It == VarEnds.end() ? llvm::ArrayRef<Position>() : It->second;
+      }
+    } else if (const auto *Decls = dyn_cast_or_null<DeclStmt>(Parent)) {
+      for (const Decl *D : Decls->decls())
+        if (const auto *Var = dyn_cast<VarDecl>(D);
+            Var && Var->getInit() == Current) {
+          auto It = VarEnds.find(Var);
+          if (It != VarEnds.end())
+            return It->second;
+        }
+      return {};
+    } else if (!isa_and_nonnull<ImplicitCastExpr, ParenExpr, ExprWithCleanups,
+                                CXXFunctionalCastExpr>(Parent)) {
+      return {}; // An argument, a return value, a member initialiser...
+    }
+    Current = Parent;
+  }
+  return {};
+}
+
 std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
     const Stmt *Target, llvm::ArrayRef<const Stmt *> Gens,
-    llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen) const {
+    llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
+    llvm::ArrayRef<const Expr *> Ended) const {
   std::optional<Position> TargetPos = position(Target);
   if (!TargetPos)
     return std::nullopt;
-  return search(*TargetPos, Gens, Kills, EntryIsGen);
+  return search(*TargetPos, Gens, Kills, EntryIsGen, Ended);
 }
 
-std::optional<CfgReachability::Reach>
-CfgReachability::findReachingGenAtExit(llvm::ArrayRef<const Stmt *> Gens,
-                                       llvm::ArrayRef<const Stmt *> Kills,
-                                       bool EntryIsGen) const {
+std::optional<CfgReachability::Reach> CfgReachability::findReachingGenAtExit(
+    llvm::ArrayRef<const Stmt *> Gens, llvm::ArrayRef<const Stmt *> Kills,
+    bool EntryIsGen, llvm::ArrayRef<const Expr *> Ended) const {
   const CFGBlock &Exit = Graph->getExit();
   return search(Position{Exit.getBlockID(), static_cast<unsigned>(Exit.size())},
-                Gens, Kills, EntryIsGen);
+                Gens, Kills, EntryIsGen, Ended);
 }
 
 std::optional<CfgReachability::Reach>
 CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
-                        llvm::ArrayRef<const Stmt *> Kills,
-                        bool EntryIsGen) const {
+                        llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
+                        llvm::ArrayRef<const Expr *> Ended) const {
 
   // Events per block: element index -> (is gen, statement).
   struct Event {
@@ -104,6 +146,9 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
   };
   AddEvents(Kills, /*IsGen=*/false);
   AddEvents(Gens, /*IsGen=*/true);
+  for (const Expr *Construct : Ended)
+    for (Position P : destructions(Construct))
+      Events[P.Block].push_back(Event{P.Index, false, Construct});
 
   // Scans Block backwards from element End (exclusive). Returns 1 for a gen
   // (stored in Found), 0 for a kill, -1 if the scan passed the whole range.

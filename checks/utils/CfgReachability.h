@@ -18,6 +18,7 @@
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <memory>
 #include <optional>
@@ -51,22 +52,36 @@ public:
   /// is no such path. A statement is matched with the CFG element that
   /// evaluates it (the innermost enclosing element), so sub-expressions may be
   /// passed. Statements that are not in the CFG are ignored.
-  std::optional<Reach> findReachingGen(const Stmt *Target,
-                                       llvm::ArrayRef<const Stmt *> Gens,
-                                       llvm::ArrayRef<const Stmt *> Kills,
-                                       bool EntryIsGen = false) const;
+  ///
+  /// The end of an object's life may kill too: Ended lists constructions
+  /// (a local variable's initialiser, a temporary) whose object's destruction
+  /// counts as a kill wherever the CFG runs its destructor (the end of its
+  /// block, a return, break or goto out of it, the end of the
+  /// full-expression for a temporary). A construction whose object is not
+  /// destroyed in this function (a return value, a heap object, a member
+  /// being initialised) kills nothing.
+  std::optional<Reach>
+  findReachingGen(const Stmt *Target, llvm::ArrayRef<const Stmt *> Gens,
+                  llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen = false,
+                  llvm::ArrayRef<const Expr *> Ended = {}) const;
 
   /// Like findReachingGen, with the function's exit as the target: how the
   /// function can return (or end) with a gen that no kill followed.
-  std::optional<Reach> findReachingGenAtExit(llvm::ArrayRef<const Stmt *> Gens,
-                                             llvm::ArrayRef<const Stmt *> Kills,
-                                             bool EntryIsGen = false) const;
+  std::optional<Reach> findReachingGenAtExit(
+      llvm::ArrayRef<const Stmt *> Gens, llvm::ArrayRef<const Stmt *> Kills,
+      bool EntryIsGen = false, llvm::ArrayRef<const Expr *> Ended = {}) const;
 
   /// Convenience: whether Target is reachable from the function's entry
   /// without passing a statement of Kills.
   bool reachableFromEntry(const Stmt *Target,
                           llvm::ArrayRef<const Stmt *> Kills) const {
     return findReachingGen(Target, {}, Kills, /*EntryIsGen=*/true).has_value();
+  }
+
+  /// Whether the object Construct builds is destroyed in this function (see
+  /// findReachingGen's Ended).
+  bool destroys(const Expr *Construct) const {
+    return !destructions(Construct).empty();
   }
 
   const CFG &cfg() const { return *Graph; }
@@ -82,15 +97,23 @@ private:
   CfgReachability(std::unique_ptr<CFG> Graph, const Stmt *Body,
                   ASTContext &Context);
   std::optional<Position> position(const Stmt *S) const;
+  /// The CFG elements that destroy the object Construct builds.
+  llvm::ArrayRef<Position> destructions(const Expr *Construct) const;
   std::optional<Reach> search(Position Target,
                               llvm::ArrayRef<const Stmt *> Gens,
                               llvm::ArrayRef<const Stmt *> Kills,
-                              bool EntryIsGen) const;
+                              bool EntryIsGen,
+                              llvm::ArrayRef<const Expr *> Ended) const;
 
   std::unique_ptr<CFG> Graph;
   const Stmt *Body;
   ASTContext &Context;
   llvm::DenseMap<const Stmt *, Position> Positions;
+  /// Implicit destructor calls: of local variables (also of temporaries
+  /// whose lifetime a reference variable extends), and of temporaries (by
+  /// their CXXBindTemporaryExpr).
+  llvm::DenseMap<const VarDecl *, llvm::SmallVector<Position, 2>> VarEnds;
+  llvm::DenseMap<const Stmt *, llvm::SmallVector<Position, 1>> TemporaryEnds;
   StmtParents Parents;
   std::vector<const CFGBlock *> ById;
 };

@@ -1,6 +1,7 @@
 //===--- WholeProgram.cpp - metaguard-tidy ---------------------*- C++ -*-===//
 
 #include "utils/WholeProgram.h"
+#include "utils/NameList.h"
 #include "utils/SummaryJson.h"
 #include "utils/Usr.h"
 
@@ -307,10 +308,25 @@ void WholeProgramFacts::exportTable(
       for (Facet K : Facets)
         T.lookup(Def, K);
     }
+    llvm::DenseSet<const FunctionDecl *> Written;
     T.forEachComputed([&](const FunctionDecl *FD, const FunctionSummary &S) {
-      if (Exported.contains(FD) && !S.empty())
+      if (Exported.contains(FD) && !S.empty()) {
         Summaries.push_back(S);
+        Written.insert(FD);
+      }
     });
+    // A destructor that does nothing is written too: an object's end of
+    // life runs it implicitly, and a reader must tell "does nothing" from
+    // "defined nowhere it can see" (an RAII session's end).
+    for (const FunctionDecl *FD : Definitions)
+      if (const FunctionDecl *Def =
+              FD->getDefinition() ? FD->getDefinition() : FD;
+          isa<CXXDestructorDecl>(Def) && Written.insert(Def).second) {
+        FunctionSummary Empty;
+        Empty.USR = usrOf(Def);
+        Empty.Name = qualifiedNameOf(Def);
+        Summaries.push_back(std::move(Empty));
+      }
     // Calls the matchers do not see: those reached through system headers
     // (std::make_shared running a constructor), and virtual calls.
     for (const FunctionDecl *FD : T.usedElsewhere())

@@ -350,3 +350,169 @@ void virtualCalls(Builder &b, EmptyBuilder &e, const fs::path &p) {
   // CHECK-NOTES: :[[@LINE-16]]:29: note: the default device is set to meta here
   // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
 }
+
+// The only trigger of the function is a virtual call whose override leaves
+// the default device meta.
+void virtualCallAlone(Builder &b, const fs::path &p) {
+  b.prepare();
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'EmptyBuilder::prepare' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-27]]:29: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+// ---- Constructors that set the default device ----------------------------------
+
+struct MetaSession {
+  MetaSession() { metaguard::set_default_device("meta"); }
+};
+struct SessionThroughHelper {
+  SessionThroughHelper() { enterMeta(); }
+};
+struct SessionMember {
+  SessionMember() : session_() {}
+  MetaSession session_;
+};
+
+void constructorSetsMeta(const fs::path &p) {
+  MetaSession s;
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:15: note: 'MetaSession::MetaSession' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-15]]:19: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+void constructorThroughHelper(const fs::path &p) {
+  SessionThroughHelper s;
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:24: note: 'SessionThroughHelper::SessionThroughHelper' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-370]]:20: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+void constructorMemberInitialiser(const fs::path &p) {
+  SessionMember s;
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:17: note: 'SessionMember::SessionMember' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-33]]:19: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+void constructorOfATemporary(const fs::path &p) {
+  MetaSession(); // Nothing ends what its constructor did.
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'MetaSession::MetaSession' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-42]]:19: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+// An RAII session: its destructor resets the default device, so the object's
+// life is a scope.
+struct ScopedMetaSession {
+  ScopedMetaSession() { metaguard::set_default_device("meta"); }
+  ~ScopedMetaSession() { metaguard::reset_default_device(); }
+};
+struct HoldsScopedSession { // Its implicit destructor destroys the session.
+  ScopedMetaSession session;
+};
+struct OpaqueSession {
+  OpaqueSession() { metaguard::set_default_device("meta"); }
+  ~OpaqueSession(); // Not visible: assumed to end it.
+};
+struct SessionThatStaysMeta {
+  SessionThatStaysMeta() { metaguard::set_default_device("meta"); }
+  ~SessionThatStaysMeta() { flag(); } // Leaves it meta.
+};
+
+Encoder scopedSessionInHelper(const fs::path &p) {
+  ScopedMetaSession s;
+  return metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:10: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:21: note: 'ScopedMetaSession::ScopedMetaSession' returns with the default device set to meta, until the object it builds is destroyed
+  // CHECK-NOTES: :[[@LINE-20]]:25: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:10: note: if an empty model is what you want here, build it from its config
+}
+
+void raiiSessions(const fs::path &p) {
+  {
+    ScopedMetaSession s;
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+    // CHECK-NOTES: :[[@LINE-3]]:23: note: 'ScopedMetaSession::ScopedMetaSession' returns with the default device set to meta, until the object it builds is destroyed
+    // CHECK-NOTES: :[[@LINE-30]]:25: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-4]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  metaguard::from_pretrained<Encoder>(p); // The session has ended.
+  ScopedMetaSession(); // Ends at the end of the statement.
+  metaguard::from_pretrained<Encoder>(p);
+  scopedSessionInHelper(p); // Restores the default device before returning.
+  metaguard::from_pretrained<Encoder>(p);
+  {
+    HoldsScopedSession h;
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+    // CHECK-NOTES: :[[@LINE-3]]:24: note: 'HoldsScopedSession::HoldsScopedSession' returns with the default device set to meta, until the object it builds is destroyed
+    // CHECK-NOTES: :[[@LINE-43]]:25: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-4]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  metaguard::from_pretrained<Encoder>(p);
+  {
+    OpaqueSession o;
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+    // CHECK-NOTES: :[[@LINE-3]]:19: note: 'OpaqueSession::OpaqueSession' returns with the default device set to meta, until the object it builds is destroyed
+    // CHECK-NOTES: :[[@LINE-45]]:21: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-4]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  metaguard::from_pretrained<Encoder>(p);
+  {
+    SessionThatStaysMeta k;
+  }
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-4]]:26: note: 'SessionThatStaysMeta::SessionThatStaysMeta' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-51]]:28: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+// A reset by a destructor ends a meta default device set before the object.
+struct ResetOnExit {
+  ~ResetOnExit() { metaguard::reset_default_device(); }
+};
+
+void resetByADestructor(const fs::path &p) {
+  metaguard::set_default_device("meta");
+  {
+    ResetOnExit r;
+  }
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+// A reference that extends a temporary session's life: the session lasts for
+// the reference's block.
+void lifetimeExtendedSession(const fs::path &p) {
+  {
+    const ScopedMetaSession &session = ScopedMetaSession();
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+    // CHECK-NOTES: :[[@LINE-3]]:40: note: 'ScopedMetaSession::ScopedMetaSession' returns with the default device set to meta, until the object it builds is destroyed
+    // CHECK-NOTES: :[[@LINE-87]]:25: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-4]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+// A session that ends on the way out of a helper restores the caller's
+// default device.
+void sessionInside() { ScopedMetaSession session; }
+
+void helperWithASession(const fs::path &p) {
+  metaguard::set_default_device("meta");
+  sessionInside();
+  metaguard::from_pretrained<Encoder>(p);
+}

@@ -168,6 +168,55 @@ void session(const fs::path &dir) {
   auto v = metaguard::from_pretrained<Vision>(dir);
 }
 """)]),
+    # RAII sessions: a constructor sets the default device, the destructor
+    # (in a third part) resets it; one destructor is never defined.
+    "sessions": ("""struct ScopedSession {
+  ScopedSession();
+  ~ScopedSession();
+};
+struct OpaqueSession {
+  OpaqueSession();
+  ~OpaqueSession();
+};
+struct LoggingSession {
+  LoggingSession();
+  ~LoggingSession();
+  int uses = 0;
+};
+""", [("ctor", """
+ScopedSession::ScopedSession() { metaguard::set_default_device("meta"); }
+OpaqueSession::OpaqueSession() { metaguard::set_default_device("meta"); }
+LoggingSession::LoggingSession() { metaguard::set_default_device("meta"); }
+"""), ("dtor", """
+ScopedSession::~ScopedSession() { metaguard::reset_default_device(); }
+LoggingSession::~LoggingSession() { uses = 0; }
+"""), ("use", """
+void inside(const fs::path &dir) {
+  ScopedSession s;
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
+void after(const fs::path &dir) {
+  {
+    ScopedSession s;
+  }
+  auto v = metaguard::from_pretrained<Vision>(dir);
+  ScopedSession();
+  auto w = metaguard::from_pretrained<Vision>(dir);
+}
+void opaque(const fs::path &dir) {
+  {
+    OpaqueSession s;
+    auto v = metaguard::from_pretrained<Vision>(dir);
+  }
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
+void logging(const fs::path &dir) {
+  {
+    LoggingSession s;
+  }
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
+""")]),
     "options": ("""metaguard::LoadOptions cpu_options();
 metaguard::LoadOptions offload_options();
 """, [("options", """
