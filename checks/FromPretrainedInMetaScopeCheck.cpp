@@ -166,7 +166,12 @@ struct HelperEffect {
 };
 
 std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
-                                                SummaryTable &Table) {
+                                                SummaryTable &Table,
+                                                OwningFactories &Owning) {
+  // std::make_unique<Session>() runs the user's constructor inside a system
+  // header: that constructor decides.
+  if (const CXXConstructExpr *Inner = Owning.construction(Call))
+    Call = Inner;
   std::optional<HelperEffect> Result;
   bool EveryTargetEnds = true;
   // Whether the call is done: a target that may leave the default device
@@ -252,7 +257,8 @@ public:
       }
       if (Check.isMachinery(Callee))
         continue;
-      std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+      std::optional<HelperEffect> Effect =
+          defaultDeviceEffect(Call, Table, Check.Owning);
       if (Check.endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
         Ended.push_back(Call);
       if (!Effect)
@@ -336,7 +342,7 @@ public:
       if (Check.isSetter(Callee)) {
         Setters.push_back(Call);
       } else if (Callee && !Check.isMachinery(Callee) &&
-                 defaultDeviceEffect(Call, Table)) {
+                 defaultDeviceEffect(Call, Table, Check.Owning)) {
         Setters.push_back(Call);
       }
     }
@@ -494,6 +500,14 @@ void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Finder) {
                                           unless(isExpansionInSystemHeader()))))
                          .bind("helper-call"),
                      this);
+  // std::make_unique<Session>() and kin run the user's constructor from a
+  // system header.
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(hasAnyName(
+                                  "::std::make_unique", "::std::make_shared",
+                                  "::std::allocate_shared"))))
+                         .bind("helper-call"),
+                     this);
   Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
                               callee(functionDecl(nameInList(&Setters))))
                          .bind("setter"),
@@ -525,7 +539,7 @@ void FromPretrainedInMetaScopeCheck::check(
       return;
     // Any function the call may run: an override of a virtual one too.
     std::optional<HelperEffect> Effect =
-        defaultDeviceEffect(Call, summaries(Context));
+        defaultDeviceEffect(Call, summaries(Context), Owning);
     if (!Effect || !Effect->Meta)
       return;
     EnclosingFunction Fn = Functions.enclosing(Call, Context);
@@ -574,6 +588,7 @@ void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   WithinMemo.clear();
   WithinInProgress.clear();
   Destructions.clear();
+  Owning.clear();
 }
 
 bool FromPretrainedInMetaScopeCheck::isSetter(const FunctionDecl *FD) const {
@@ -633,10 +648,14 @@ bool FromPretrainedInMetaScopeCheck::canEnter(const FunctionDecl *FD) const {
 bool FromPretrainedInMetaScopeCheck::endsWhenDestroyed(const Expr *Call,
                                                        bool ConstructorSetsMeta,
                                                        SummaryTable &Table) {
-  const auto *Construct = dyn_cast<CXXConstructExpr>(Call);
-  if (!Construct)
+  // A construction here, or one a smart pointer's factory makes (the
+  // pointer runs the destructor where its own life ends).
+  const CXXRecordDecl *Built = OwningFactories::builtRecord(Call);
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
+    Built = Construct->getConstructor()->getParent();
+  if (!Built)
     return false;
-  switch (destructionEffect(Construct->getConstructor()->getParent(), Table)) {
+  switch (destructionEffect(Built, Table)) {
   case Destruction::Ends:
     return true;
   case Destruction::Unknown:
@@ -813,7 +832,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
     }
     if (isMachinery(Callee))
       continue;
-    std::optional<HelperEffect> Effect = defaultDeviceEffect(Call, Table);
+    std::optional<HelperEffect> Effect =
+        defaultDeviceEffect(Call, Table, Owning);
     if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
       Ended.push_back(Call);
     if (!Effect)

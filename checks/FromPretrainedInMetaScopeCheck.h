@@ -14,6 +14,7 @@
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/NameList.h"
+#include "utils/OwningFactories.h"
 #include "utils/ReturnedOptions.h"
 #include "utils/ScopeGuards.h"
 #include "utils/StmtParents.h"
@@ -178,6 +179,7 @@ private:
   std::map<WithinKey, std::optional<InnerLoad>> WithinMemo;
   llvm::DenseSet<const FunctionDecl *> WithinInProgress;
   llvm::DenseMap<const CXXRecordDecl *, Destruction> Destructions;
+  OwningFactories Owning;
 
   /// Whole-program mode: SummaryFile / ExportSummaries.
   WholeProgramFacts Facts;

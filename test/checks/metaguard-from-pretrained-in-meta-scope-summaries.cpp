@@ -516,3 +516,38 @@ void helperWithASession(const fs::path &p) {
   sessionInside();
   metaguard::from_pretrained<Encoder>(p);
 }
+
+// Sessions a smart pointer owns: std::make_unique / std::make_shared run the
+// constructor in a system header; the pointer's end of life runs the
+// destructor.
+void smartPointerSessions(const fs::path &p) {
+  {
+    auto session = std::make_unique<ScopedMetaSession>();
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+    // CHECK-NOTES: :[[@LINE-3]]:20: note: 'ScopedMetaSession::ScopedMetaSession' returns with the default device set to meta, until the object it builds is destroyed
+    // CHECK-NOTES: :[[@LINE-112]]:25: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-4]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  metaguard::from_pretrained<Encoder>(p); // The session ended with its pointer.
+  {
+    auto shared = std::make_shared<ScopedMetaSession>();
+    metaguard::from_pretrained<Encoder>(p);
+    // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+    // CHECK-NOTES: :[[@LINE-3]]:19: note: 'ScopedMetaSession::ScopedMetaSession' returns with the default device set to meta, until the object it builds is destroyed
+    // CHECK-NOTES: :[[@LINE-121]]:25: note: the default device is set to meta here
+    // CHECK-NOTES: :[[@LINE-4]]:5: note: if an empty model is what you want here, build it from its config
+  }
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void smartPointerSessionThatStaysMeta(const fs::path &p) {
+  {
+    auto session = std::make_unique<MetaSession>();
+  }
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-4]]:20: note: 'MetaSession::MetaSession' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-183]]:19: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}

@@ -216,6 +216,13 @@ void logging(const fs::path &dir) {
   }
   auto v = metaguard::from_pretrained<Vision>(dir);
 }
+void owned(const fs::path &dir) {
+  {
+    auto s = std::make_unique<ScopedSession>();
+    auto v = metaguard::from_pretrained<Vision>(dir);
+  }
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
 """)]),
     "options": ("""metaguard::LoadOptions cpu_options();
 metaguard::LoadOptions offload_options();

@@ -1,0 +1,40 @@
+//===--- OwningFactories.h - metaguard-tidy --------------------*- C++ -*-===//
+//
+// Calls of the standard library that build one object of the user's on the
+// heap for a smart pointer (std::make_unique, std::make_shared,
+// std::allocate_shared): the construction happens inside a system header,
+// where the checks do not look, but it runs the user's constructor all the
+// same, and the smart pointer runs the user's destructor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_OWNINGFACTORIES_H
+#define METAGUARD_CHECKS_UTILS_OWNINGFACTORIES_H
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace clang::tidy::metaguard {
+
+class OwningFactories {
+public:
+  /// The class of the user's (declared outside system headers) that Call
+  /// builds, when Call is one of the factories above; otherwise nullptr.
+  static const CXXRecordDecl *builtRecord(const Expr *Call);
+
+  /// The construction of builtRecord(Call) inside the factory's
+  /// instantiation (the constructor it runs), or nullptr when it cannot be
+  /// found within a few calls.
+  const CXXConstructExpr *construction(const Expr *Call);
+
+  void clear() { Found.clear(); }
+
+private:
+  llvm::DenseMap<const FunctionDecl *, const CXXConstructExpr *> Found;
+};
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_OWNINGFACTORIES_H
