@@ -206,6 +206,53 @@ std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
 
 } // namespace
 
+/// How a function's own calls change the default device.
+struct FromPretrainedInMetaScopeCheck::DeviceEvents {
+  /// Setter calls and helpers that may leave it meta.
+  llvm::SmallVector<const Stmt *, 4> Gens;
+  /// Setter calls and helpers that end it (a reset, another device, or one
+  /// not known).
+  llvm::SmallVector<const Stmt *, 4> Kills;
+  /// Constructions whose object's destruction ends it (RAII sessions).
+  llvm::SmallVector<const Expr *, 2> Ended;
+  /// The helper behind each gen or kill that is not a setter call.
+  llvm::DenseMap<const Stmt *, HelperEffect> Helpers;
+  bool UnknownKill = false; ///< A kill sets a device that is not known.
+};
+
+FromPretrainedInMetaScopeCheck::DeviceEvents
+FromPretrainedInMetaScopeCheck::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
+                                             SummaryTable &Table) {
+  DeviceEvents Events;
+  for (const Expr *Call : Calls) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (!Callee)
+      continue;
+    if (isSetter(Callee)) {
+      // A setter without arguments (reset_default_device) ends the state.
+      const auto *CE = dyn_cast<CallExpr>(Call);
+      DeviceKind Kind = CE && CE->getNumArgs() > 0
+                            ? classifyDeviceExpr(CE->getArg(0))
+                            : DeviceKind::NonMeta;
+      (Kind == DeviceKind::Meta ? Events.Gens : Events.Kills).push_back(Call);
+      Events.UnknownKill |= Kind == DeviceKind::Unknown;
+      continue;
+    }
+    if (isMachinery(Callee))
+      continue;
+    std::optional<HelperEffect> Effect =
+        defaultDeviceEffect(Call, Table, Owning);
+    if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
+      Events.Ended.push_back(Call);
+    if (!Effect)
+      continue;
+    (Effect->Meta ? Events.Gens : Events.Kills).push_back(Call);
+    Events.UnknownKill |= Effect->Unknown;
+    Events.Helpers[Call] = *Effect;
+  }
+  return Events;
+}
+
 /// DefaultDevice facts: over the function's CFG, how the default device may
 /// be when it returns, from its setter calls and the summaries of the user
 /// functions it calls.
@@ -232,45 +279,8 @@ public:
         Out.OpensMetaScope = true;
         Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
       }
-    llvm::SmallVector<const Stmt *, 4> Gens, Kills;
-    // Objects whose destruction ends a meta default device (RAII sessions).
-    llvm::SmallVector<const Expr *, 2> Ended;
-    llvm::DenseMap<const Stmt *, SourceRef> GenAt;
-    bool UnknownKill = false;
-    for (const Expr *Call : collectCalls(F)) {
-      const FunctionDecl *Callee = calledFunction(Call);
-      if (!Callee)
-        continue;
-      if (Check.isSetter(Callee)) {
-        const auto *CE = dyn_cast<CallExpr>(Call);
-        DeviceKind Kind = CE && CE->getNumArgs() > 0
-                              ? classifyDeviceExpr(CE->getArg(0))
-                              : DeviceKind::NonMeta;
-        if (Kind == DeviceKind::Meta) {
-          Gens.push_back(Call);
-          GenAt[Call] = Table.refOf(Call->getBeginLoc());
-        } else {
-          Kills.push_back(Call);
-          UnknownKill |= Kind == DeviceKind::Unknown;
-        }
-        continue;
-      }
-      if (Check.isMachinery(Callee))
-        continue;
-      std::optional<HelperEffect> Effect =
-          defaultDeviceEffect(Call, Table, Check.Owning);
-      if (Check.endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
-        Ended.push_back(Call);
-      if (!Effect)
-        continue;
-      if (Effect->Meta) {
-        Gens.push_back(Call);
-        GenAt[Call] = Effect->At;
-      } else {
-        Kills.push_back(Call);
-        UnknownKill |= Effect->Unknown;
-      }
-    }
+    DeviceEvents Events = Check.deviceEvents(collectCalls(F), Table);
+    auto &[Gens, Kills, Ended, Helpers, UnknownKill] = Events;
     if (Gens.empty() && Kills.empty() && Ended.empty())
       return;
     const CfgReachability *Cfg =
@@ -286,7 +296,10 @@ public:
               Gens, Kills, /*EntryIsGen=*/false, Ended);
           R && R->Gen) {
         Out.DefaultDevice = DeviceAtReturn::Meta;
-        Out.DefaultDeviceAt = GenAt.lookup(R->Gen);
+        auto Helper = Helpers.find(R->Gen);
+        Out.DefaultDeviceAt = Helper != Helpers.end()
+                                  ? Helper->second.At
+                                  : Table.refOf(R->Gen->getBeginLoc());
         return;
       }
     if (Kills.empty() && Ended.empty())
@@ -811,40 +824,8 @@ void FromPretrainedInMetaScopeCheck::analyzeFunction(const FunctionDecl *F,
 
   SummaryTable &Table = summaries(Context);
   std::vector<const Expr *> Calls = collectCalls(F);
-  llvm::SmallVector<const Stmt *, 4> MetaSetters, OtherSetters;
-  // Objects whose destruction ends the state (RAII sessions).
-  llvm::SmallVector<const Expr *, 2> Ended;
-  // Helpers that leave the default device meta, by call.
-  llvm::DenseMap<const Stmt *, HelperEffect> MetaHelpers;
-  for (const Expr *Call : Calls) {
-    const FunctionDecl *Callee = calledFunction(Call);
-    if (!Callee)
-      continue;
-    if (isSetter(Callee)) {
-      const auto *CE = dyn_cast<CallExpr>(Call);
-      // A setter without arguments (reset_default_device) ends the state.
-      if (CE && CE->getNumArgs() > 0 &&
-          classifyDeviceExpr(CE->getArg(0)) == DeviceKind::Meta)
-        MetaSetters.push_back(Call);
-      else
-        OtherSetters.push_back(Call); // A reset, or unknown: the state ends.
-      continue;
-    }
-    if (isMachinery(Callee))
-      continue;
-    std::optional<HelperEffect> Effect =
-        defaultDeviceEffect(Call, Table, Owning);
-    if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
-      Ended.push_back(Call);
-    if (!Effect)
-      continue;
-    if (Effect->Meta) {
-      MetaSetters.push_back(Call);
-      MetaHelpers[Call] = *Effect;
-    } else {
-      OtherSetters.push_back(Call); // Restores it, or unknown: it ends.
-    }
-  }
+  DeviceEvents Events = deviceEvents(Calls, Table);
+  auto &[MetaSetters, OtherSetters, Ended, MetaHelpers, UnknownKill] = Events;
   const CfgReachability *Cfg = nullptr;
   if (!MetaSetters.empty())
     Cfg = Cfgs.get(F, Body, Context);

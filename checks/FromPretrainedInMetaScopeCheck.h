@@ -99,6 +99,10 @@ private:
   /// (an RAII session: no finding after its life). False for other calls.
   bool endsWhenDestroyed(const Expr *Call, bool ConstructorSetsMeta,
                          SummaryTable &Table);
+  struct DeviceEvents;
+  /// The setters, helpers and sessions among Calls (a function's calls).
+  DeviceEvents deviceEvents(llvm::ArrayRef<const Expr *> Calls,
+                            SummaryTable &Table);
   Destruction destructionEffect(const CXXRecordDecl *RD, SummaryTable &Table);
 
   bool isSetter(const FunctionDecl *FD) const;
