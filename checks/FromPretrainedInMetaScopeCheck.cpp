@@ -452,16 +452,15 @@ FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context),
       LoaderFunctionsOption(
-          Options.get("LoaderFunctions", DefaultLoaderFunctions).str()),
+          std::string(Options.get("LoaderFunctions", DefaultLoaderFunctions))),
       MetaScopeTypesOption(
-          Options.get("MetaScopeTypes", DefaultMetaScopeTypes).str()),
-      DeviceScopeTypesOption(
-          Options.get("DeviceScopeTypes", DefaultDeviceScopeTypes).str()),
-      MetaScopeFunctionsOption(
-          Options.get("MetaScopeFunctions", DefaultMetaScopeFunctions).str()),
-      DefaultDeviceSettersOption(
-          Options.get("DefaultDeviceSetters", DefaultDefaultDeviceSetters)
-              .str()),
+          std::string(Options.get("MetaScopeTypes", DefaultMetaScopeTypes))),
+      DeviceScopeTypesOption(std::string(
+          Options.get("DeviceScopeTypes", DefaultDeviceScopeTypes))),
+      MetaScopeFunctionsOption(std::string(
+          Options.get("MetaScopeFunctions", DefaultMetaScopeFunctions))),
+      DefaultDeviceSettersOption(std::string(
+          Options.get("DefaultDeviceSetters", DefaultDefaultDeviceSetters))),
       CallDepth(Options.get("CallDepth", DefaultCallDepth)),
       Loaders(LoaderFunctionsOption),
       Guards(MetaScopeTypesOption, DeviceScopeTypesOption),

@@ -11,6 +11,7 @@
 #define METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
 
 #include "utils/CfgReachability.h"
+#include "utils/ClangCompat.h"
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/NameList.h"
@@ -45,7 +46,7 @@ public:
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus;
   }
-  std::optional<TraversalKind> getCheckTraversalKind() const override {
+  compat::Optional<TraversalKind> getCheckTraversalKind() const override {
     return TK_AsIs;
   }
   void storeOptions(ClangTidyOptions::OptionMap &Opts) override;

@@ -166,18 +166,18 @@ private:
 OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context),
-      DispatchFunctionsOption(
-          Options.get("DispatchFunctions", DefaultDispatchFunctions).str()),
+      DispatchFunctionsOption(std::string(
+          Options.get("DispatchFunctions", DefaultDispatchFunctions))),
       LoaderFunctionsOption(
-          Options.get("LoaderFunctions", DefaultLoaderFunctions).str()),
+          std::string(Options.get("LoaderFunctions", DefaultLoaderFunctions))),
       HookRemoversOption(
-          Options.get("HookRemovers", DefaultHookRemovers).str()),
-      NeedsHooksOption(Options.get("NeedsHooks", DefaultNeedsHooks).str()),
-      ParameterMutatorsOption(
-          Options.get("ParameterMutators", DefaultParameterMutators).str()),
-      IgnoredInPlaceMethodsOption(
-          Options.get("IgnoredInPlaceMethods", DefaultIgnoredInPlaceMethods)
-              .str()),
+          std::string(Options.get("HookRemovers", DefaultHookRemovers))),
+      NeedsHooksOption(
+          std::string(Options.get("NeedsHooks", DefaultNeedsHooks))),
+      ParameterMutatorsOption(std::string(
+          Options.get("ParameterMutators", DefaultParameterMutators))),
+      IgnoredInPlaceMethodsOption(std::string(
+          Options.get("IgnoredInPlaceMethods", DefaultIgnoredInPlaceMethods))),
       Dispatchers(DispatchFunctionsOption), Loaders(LoaderFunctionsOption),
       HookRemovers(HookRemoversOption), NeedsHooks(NeedsHooksOption),
       Writes(ParameterMutatorsOption, IgnoredInPlaceMethodsOption),
@@ -791,7 +791,7 @@ void OffloadedParameterMoveCheck::analyzeFunction(const FunctionDecl *F,
             isPathPrefix(D.Ref.Path, Removal.Ref.Path))
           Kills.push_back(D.S);
       addReplacements(Ev, Removal.Ref, Kills);
-      llvm::erase(Kills, Need.S);
+      Kills.erase(std::remove(Kills.begin(), Kills.end(), Need.S), Kills.end());
       const Stmt *Gen[] = {Removal.S};
       if (!Cfg->findReachingGen(Need.S, Gen, Kills))
         continue;

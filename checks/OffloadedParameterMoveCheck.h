@@ -18,6 +18,7 @@
 #define METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
 
 #include "utils/CfgReachability.h"
+#include "utils/ClangCompat.h"
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
 #include "utils/ModuleExprs.h"
@@ -52,7 +53,7 @@ public:
   bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
     return LangOpts.CPlusPlus;
   }
-  std::optional<TraversalKind> getCheckTraversalKind() const override {
+  compat::Optional<TraversalKind> getCheckTraversalKind() const override {
     return TK_AsIs;
   }
   void storeOptions(ClangTidyOptions::OptionMap &Opts) override;

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "MetaguardModule.h"
+#include "utils/ClangCompat.h"
 
-#include "clang-tidy/ClangTidyModuleRegistry.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>

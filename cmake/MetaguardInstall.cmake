@@ -1,6 +1,7 @@
 # `cmake --install` layout (prefix-relative, so the tree can move):
 #   bin/metaguard-tidy                      the driver
 #   lib/metaguard/libmetaguard_tidy.so      the clang-tidy plugin, found by the driver beside it
+#   lib/metaguard/libmetaguard_tidy-llvm<N>.so   the plugins for further LLVM majors
 #   lib/metaguard/metaguard_*.py            the driver's modules
 #   <libdir>/libmetaguard.a, include/metaguard/   the runtime
 #   <libdir>/cmake/metaguard/               find_package(metaguard CONFIG)
@@ -34,6 +35,12 @@ endif()
 if(TARGET metaguard_tidy)
   install(TARGETS metaguard_tidy
     LIBRARY DESTINATION ${METAGUARD_INSTALL_PLUGINDIR} COMPONENT metaguard)
+  # One plugin per further major, side by side (MetaguardExtraLlvm.cmake);
+  # the driver pairs each with the clang-tidy of its major.
+  if(METAGUARD_EXTRA_PLUGINS)
+    install(PROGRAMS ${METAGUARD_EXTRA_PLUGINS}
+      DESTINATION ${METAGUARD_INSTALL_PLUGINDIR} COMPONENT metaguard)
+  endif()
 endif()
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/metaguard-tidy
   DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT metaguard)

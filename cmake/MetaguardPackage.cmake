@@ -2,7 +2,7 @@
 #   metaguard_<version>_<arch>.deb         plugin, driver, runtime, headers, CMake
 #                                          package, docs and examples (/usr)
 #   metaguard-clangd_<version>_<arch>.deb  only when metaguard-clangd was built;
-#                                          bin/metaguard-clangd, no clash with clangd-19
+#                                          bin/metaguard-clangd, no clash with clangd-N
 set(CPACK_PACKAGE_NAME metaguard)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "metaguard")
@@ -16,10 +16,17 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 
 set(CPACK_DEBIAN_METAGUARD_PACKAGE_NAME metaguard)
-# The plugin loads into Debian's clang-tidy-19; the driver is Python; the
-# runtime's headers and CMake package need LibTorch and nlohmann/json, and the
-# main job configures the bundled examples with CMake.
-set(METAGUARD_DEB_DEPENDS "clang-tidy-19, python3, libtorch-dev, nlohmann-json3-dev, cmake")
+# The plugins load into Debian's clang-tidy of their majors (any one of them
+# will do); the driver is Python; the runtime's headers and CMake package need
+# LibTorch and nlohmann/json, and the main job configures the bundled examples
+# with CMake.
+set(metaguard_deb_tidy "clang-tidy-${METAGUARD_LLVM_VERSION}")
+foreach(major IN LISTS METAGUARD_EXTRA_LLVM_VERSIONS)
+  if(NOT major STREQUAL METAGUARD_LLVM_VERSION)
+    string(APPEND metaguard_deb_tidy " | clang-tidy-${major}")
+  endif()
+endforeach()
+set(METAGUARD_DEB_DEPENDS "${metaguard_deb_tidy}, python3, libtorch-dev, nlohmann-json3-dev, cmake")
 set(CPACK_DEBIAN_METAGUARD_PACKAGE_DEPENDS "${METAGUARD_DEB_DEPENDS}")
 # With a single component CPack builds one monolithic package, which reads
 # the package-wide variable instead.

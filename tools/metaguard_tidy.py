@@ -1,7 +1,8 @@
 """Run metaguard's clang-tidy checks over a project.
 
-Reads a compile database (compile_commands.json), runs Debian's stock
-clang-tidy-19 with the metaguard plugin loaded on every matching source file in
+Reads a compile database (compile_commands.json), runs a stock clang-tidy
+(clang-tidy-N for the plugin's LLVM major N, metaguard_plugins.py) with the
+metaguard plugin loaded on every matching source file in
 parallel, and prints the findings as text (compiler style, for terminals and
 editors' problem matchers), JSON, or SARIF 2.1.0 (for code-scanning UIs).
 
@@ -27,6 +28,7 @@ import shutil
 import subprocess
 import sys
 
+import metaguard_plugins
 import metaguard_regions
 import metaguard_sarif
 import metaguard_wholeprogram
@@ -43,21 +45,6 @@ DIAG_RE = re.compile(
 
 class ToolError(Exception):
     """A problem that stops the run; printed without a traceback."""
-
-
-def default_plugin():
-    """$METAGUARD_PLUGIN, else the plugin beside an installed driver, else build/lib."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [
-        os.environ.get("METAGUARD_PLUGIN", ""),
-        os.path.join(here, "libmetaguard_tidy.so"),  # installed: <prefix>/lib/metaguard/
-        os.path.join(here, "..", "build", "lib", "libmetaguard_tidy.so"),
-        os.path.join(here, "..", "lib", "libmetaguard_tidy.so"),
-    ]
-    for path in candidates:
-        if path and os.path.isfile(path):
-            return os.path.normpath(path)
-    return None
 
 
 def parse_args(argv):
@@ -78,9 +65,10 @@ def parse_args(argv):
     parser.add_argument("--config", help="clang-tidy --config string (options for the checks)")
     parser.add_argument("--config-file", help="clang-tidy --config-file path")
     parser.add_argument("--plugin", default=None,
-                        help="path to libmetaguard_tidy.so (default: $METAGUARD_PLUGIN or build/lib)")
-    parser.add_argument("--clang-tidy", default="clang-tidy-19",
-                        help="clang-tidy binary (default: %(default)s)")
+                        help="path to the plugin (default: $METAGUARD_PLUGIN, else the one "
+                             "built for --clang-tidy's LLVM major, beside the driver or in build/lib)")
+    parser.add_argument("--clang-tidy", default=None,
+                        help="clang-tidy binary (default: clang-tidy-N for the plugin's LLVM major N)")
     parser.add_argument("--extra-arg", action="append", default=[],
                         help="extra compiler argument, passed through to clang-tidy")
     parser.add_argument("--exit-zero", action="store_true",
@@ -366,13 +354,17 @@ def main(argv):
         raise ToolError("--jobs must be at least 1")
     if args.max_rounds < 1:
         raise ToolError("--max-rounds must be at least 1")
-    plugin = args.plugin or default_plugin()
+    try:
+        plugin, args.clang_tidy = metaguard_plugins.resolve(
+            args.plugin or os.environ.get("METAGUARD_PLUGIN") or None, args.clang_tidy)
+    except metaguard_plugins.PluginError as err:
+        raise ToolError(str(err)) from None
     if not plugin or not os.path.isfile(plugin):
         raise ToolError(f"plugin {plugin or 'libmetaguard_tidy.so'} not found; build metaguard "
                         "or pass --plugin")
     if shutil.which(args.clang_tidy) is None:
-        raise ToolError(f"{args.clang_tidy} not found; install clang-tidy-19 (apt-get install "
-                        "clang-tidy-19) or pass --clang-tidy")
+        raise ToolError(f"{args.clang_tidy} not found; install it (Debian: apt-get install "
+                        f"{os.path.basename(args.clang_tidy)}) or pass --clang-tidy")
     build_dir = os.path.abspath(args.build_dir)
     root = source_root(args.source_root)
     entries = database_entries(build_dir)

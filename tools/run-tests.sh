@@ -5,6 +5,15 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 set +e
+run_start=$(date +%s)
+# The plugin's further LLVM majors, built and tested last (see their leg
+# below); their Debian packages are installed with the others.
+test_majors="${METAGUARD_TEST_LLVM_VERSIONS-14;16;22}"
+# Of those, the ones whose driver, SARIF, whole-program and metaguard-clangd
+# tests run too (19's run in the main lit run).
+tools_majors="${METAGUARD_TEST_TOOLS_LLVM_VERSIONS-22}"
+METAGUARD_EXTRA_LLVM_VERSIONS="$test_majors" metaguard_install_packages ||
+  { echo "summary: 0 passed, 1 failed"; exit 1; }
 # First: the build is configured with the environment's interpreter.
 metaguard_python_env || { echo "metaguard: could not install the Python test environment" >&2;
                           echo "summary: 0 passed, 1 failed"; exit 1; }
@@ -85,7 +94,52 @@ if [ "${CI:-}" = "true" ] || [ "${METAGUARD_SANITIZED_TESTS:-0}" = "1" ]; then
   echo "asan: took $(( $(date +%s) - san_start ))s"
 fi
 
+# Further LLVM majors: the same build with METAGUARD_EXTRA_LLVM_VERSIONS (one
+# sub-build per major, build/llvm<N>/, through the compiler cache), each
+# major's own lit run of the checks' cases with its own clang-tidy, the tools'
+# suite for $tools_majors, and the packaging tests that install every plugin.
+# The cases on LibTorch's real headers stay on 19 (above) and on the majors in
+# $tools_majors, unless METAGUARD_MAJORS_REAL_HEADERS=1. Last, and skipped
+# (saying so) when the run has already taken METAGUARD_MAJORS_BUDGET_MINUTES
+# (default 60): on a machine with no caches at all the rest takes most of
+# CI's 90 minutes, and a run with warm caches takes a few minutes for it.
+majors_status=0
+rm -f "$logs/lit-majors.log"
+if [ -n "$test_majors" ]; then
+  echo "== LLVM ${test_majors//;/, }: the plugin built and tested with each major's clang-tidy"
+  majors_start=$(date +%s)
+  elapsed=$(( (majors_start - run_start) / 60 ))
+  if [ "$elapsed" -ge "${METAGUARD_MAJORS_BUDGET_MINUTES:-60}" ]; then
+    echo "majors: SKIPPED: this run has taken $elapsed minutes already (budget" \
+         "${METAGUARD_MAJORS_BUDGET_MINUTES:-60}); a run with warm caches tests them"
+  elif METAGUARD_EXTRA_LLVM_VERSIONS="$test_majors" metaguard_build >"$logs/majors-build.log" 2>&1; then
+    quick=() full=("$METAGUARD_BUILD_DIR/test/package/install-tree-majors.test"
+                   "$METAGUARD_BUILD_DIR/test/package/deb.test")
+    for major in ${test_majors//;/ }; do
+      if [[ ";$tools_majors;" == *";$major;"* ]]; then
+        full+=("$METAGUARD_BUILD_DIR/llvm$major/test/checks" "$METAGUARD_BUILD_DIR/llvm$major/test/tools")
+      elif [ "${METAGUARD_MAJORS_REAL_HEADERS:-0}" = "1" ]; then
+        full+=("$METAGUARD_BUILD_DIR/llvm$major/test/checks")
+      else
+        quick+=("$METAGUARD_BUILD_DIR/llvm$major/test/checks")
+      fi
+    done
+    {
+      python3 "$LIT" -sv -j "$METAGUARD_JOBS" "${full[@]}"; s1=$?
+      s2=0
+      [ "${#quick[@]}" -gt 0 ] && { python3 "$LIT" -sv -j "$METAGUARD_JOBS" -D real_headers=0 "${quick[@]}"; s2=$?; }
+      exit $(( s1 | s2 ))
+    } 2>&1 | tee "$logs/lit-majors.log"
+    majors_status=${PIPESTATUS[0]}
+  else
+    majors_status=1
+    echo "majors: build FAILED (log: $logs/majors-build.log)"; tail -n 40 "$logs/majors-build.log"
+  fi
+  echo "majors: took $(( $(date +%s) - majors_start ))s"
+fi
+
 count() { grep -Eo "$1" "$2" 2>/dev/null | grep -Eo '[0-9]+' | tail -n 1; }
+sum_counts() { grep -Eo "$1" "$2" 2>/dev/null | grep -Eo '[0-9]+$' | awk '{ s += $1 } END { print s + 0 }'; }
 passed=$san_passed; failed=$san_failed
 # Adds one lit log's counts; a failing exit with no failure counted is one.
 add_lit() {
@@ -94,6 +148,15 @@ add_lit() {
   f=$(count '^ *(Failed|Unexpectedly Passed|Unresolved) *: *[0-9]+' "$1")
   passed=$((passed + ${p:-0} + ${x:-0})); failed=$((failed + ${f:-0}))
   if [ "$2" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
+}
+# Likewise for a log of several lit runs, one after another.
+add_lit_runs() {
+  local p x f
+  [ -f "$1" ] || { [ "$2" -ne 0 ] && failed=$((failed + 1)); return; }
+  p=$(sum_counts '^ *Passed *: *[0-9]+' "$1"); x=$(sum_counts '^ *Expectedly Failed *: *[0-9]+' "$1")
+  f=$(sum_counts '^ *(Failed|Unexpectedly Passed|Unresolved) *: *[0-9]+' "$1")
+  passed=$((passed + p + x)); failed=$((failed + f))
+  if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); fi
 }
 # Likewise for one ctest log.
 add_ctest() {
@@ -106,6 +169,7 @@ add_lit "$logs/lit.log" "$lit_status"
 add_ctest "$logs/ctest.log" "$ctest_status"
 add_ctest "$logs/ctest-torch2.log" "$t2_ctest_status"
 add_lit "$logs/lit-torch2.log" "$t2_lit_status"
+add_lit_runs "$logs/lit-majors.log" "$majors_status"
 if [ "$passed" -eq 0 ]; then echo "no test ran"; failed=$((failed + 1)); fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -13,6 +13,9 @@ METAGUARD_JOBS="${METAGUARD_JOBS:-$(nproc)}"
 # LibTorch TU (measured: 97 s vs 53 s for one test file). Set
 # METAGUARD_BUILD_TYPE=RelWithDebInfo to debug the runtime.
 METAGUARD_BUILD_TYPE="${METAGUARD_BUILD_TYPE:-Release}"
+# Further LLVM majors to build the plugin for, besides 19 (";"-separated,
+# e.g. "14;16;22"; each in $METAGUARD_BUILD_DIR/llvm<N>/). Empty: 19 alone.
+METAGUARD_EXTRA_LLVM_VERSIONS="${METAGUARD_EXTRA_LLVM_VERSIONS:-}"
 # Caches that outlive a clone, so a CI re-run on the same machine starts
 # warm: the compiler cache (ccache's own default directory) and the Python
 # test environment.
@@ -50,9 +53,21 @@ METAGUARD_NODE_PACKAGES=(nodejs npm)
 METAGUARD_SARIF_MULTITOOL_VERSION=5.7.0
 METAGUARD_SARIF_MULTITOOL_DIR="$METAGUARD_BUILD_DIR/sarif-multitool"
 
+# What a further LLVM major needs: its clang-tidy, clang-tidy's headers
+# (libclang-N-dev, which also holds clangd's static libraries where Debian
+# ships them) and its CMake packages (llvm-N-dev, clang-N).
+metaguard_llvm_packages() {
+  local major
+  for major in ${METAGUARD_EXTRA_LLVM_VERSIONS//;/ }; do
+    echo "clang-$major clang-tidy-$major libclang-$major-dev llvm-$major-dev"
+  done
+}
+
 metaguard_missing_packages() {
   local pkg packages=("${METAGUARD_PACKAGES[@]}")
   command -v npm >/dev/null 2>&1 || packages+=("${METAGUARD_NODE_PACKAGES[@]}")
+  # shellcheck disable=SC2207
+  packages+=($(metaguard_llvm_packages))
   for pkg in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
       echo "$pkg"
@@ -88,7 +103,8 @@ metaguard_build() {
     torch2=$(metaguard_torch2_dir) && extra+=(-DMETAGUARD_CHECK_SECOND_TORCH="$torch2")
   fi
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
-    -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" "${extra[@]}" >/dev/null
+    -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" \
+    -DMETAGUARD_EXTRA_LLVM_VERSIONS="$METAGUARD_EXTRA_LLVM_VERSIONS" "${extra[@]}" >/dev/null
   local targets=()
   [ "$#" -gt 0 ] && targets=(--target "$@")
   cmake --build "$METAGUARD_BUILD_DIR" -j "$METAGUARD_JOBS" "${targets[@]}"

@@ -1,6 +1,7 @@
 //===--- CfgReachability.cpp - metaguard-tidy ------------------*- C++ -*-===//
 
 #include "CfgReachability.h"
+#include "ClangCompat.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -45,12 +46,12 @@ CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
     unsigned Index = 0;
     for (const CFGElement &Element : *Block) {
       Position At{Block->getBlockID(), Index++};
-      if (std::optional<CFGStmt> S = Element.getAs<CFGStmt>())
+      if (compat::Optional<CFGStmt> S = Element.getAs<CFGStmt>())
         Positions.try_emplace(S->getStmt(), At);
-      else if (std::optional<CFGAutomaticObjDtor> D =
+      else if (compat::Optional<CFGAutomaticObjDtor> D =
                    Element.getAs<CFGAutomaticObjDtor>())
         VarEnds[D->getVarDecl()].push_back(At);
-      else if (std::optional<CFGTemporaryDtor> T =
+      else if (compat::Optional<CFGTemporaryDtor> T =
                    Element.getAs<CFGTemporaryDtor>())
         TemporaryEnds[T->getBindTemporaryExpr()].push_back(At);
     }

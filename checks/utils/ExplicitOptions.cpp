@@ -1,6 +1,7 @@
 //===--- ExplicitOptions.cpp - metaguard-tidy ------------------*- C++ -*-===//
 
 #include "ExplicitOptions.h"
+#include "ClangCompat.h"
 #include "ExprPlumbing.h"
 #include "FunctionBodies.h"
 
@@ -36,7 +37,7 @@ const Expr *memberInList(const InitListExpr *List,
     return nullptr;
   llvm::SmallVector<const FieldDecl *, 8> Fields;
   for (const FieldDecl *FD : RD->fields())
-    if (!FD->isUnnamedBitField())
+    if (!compat::isUnnamedBitField(FD))
       Fields.push_back(FD);
   // Walk the initialisers as written: designators name their field, the
   // others continue from the previous field.
@@ -47,7 +48,7 @@ const Expr *memberInList(const InitListExpr *List,
       const DesignatedInitExpr::Designator *First =
           Designated->getDesignator(0);
       if (First && First->isFieldDesignator())
-        Field = First->getFieldDecl();
+        Field = compat::designatedField(First);
       if (Field)
         Next = Field->getFieldIndex() + 1;
     } else if (Next < Fields.size()) {

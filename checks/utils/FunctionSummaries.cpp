@@ -7,10 +7,12 @@
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Index/USRGeneration.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Error.h"
 
 #include <map>
 #include <mutex>
@@ -51,7 +53,7 @@ SourceRef SummaryTable::refOf(SourceLocation L) const {
   if (L.isInvalid())
     return R;
   std::pair<FileID, unsigned> Decomposed = SM.getDecomposedLoc(L);
-  OptionalFileEntryRef File = SM.getFileEntryRefForID(Decomposed.first);
+  auto File = SM.getFileEntryRefForID(Decomposed.first);
   if (!File)
     return R;
   R.File = File->getName().str();

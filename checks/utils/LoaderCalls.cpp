@@ -1,6 +1,7 @@
 //===--- LoaderCalls.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "LoaderCalls.h"
+#include "ClangCompat.h"
 #include "FunctionBodies.h"
 #include "LocalVariables.h"
 
@@ -26,18 +27,17 @@ bool declHasAnnotation(const FunctionDecl *FD) {
 /// The callee's name as written, with its qualifier ("M::from_pretrained").
 std::string writtenName(const CallExpr *Call, llvm::StringRef Name) {
   const Expr *Callee = Call->getCallee()->IgnoreParenImpCasts();
-  NestedNameSpecifier *Qualifier = nullptr;
-  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Callee))
-    Qualifier = ULE->getQualifier();
-  else if (const auto *DSDRE = dyn_cast<DependentScopeDeclRefExpr>(Callee))
-    Qualifier = DSDRE->getQualifier();
-  if (!Qualifier)
-    return Name.str();
   std::string Text;
   llvm::raw_string_ostream OS(Text);
   PrintingPolicy Policy{LangOptions()};
   Policy.SuppressScope = false;
-  Qualifier->print(OS, Policy);
+  bool Qualified = false;
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Callee))
+    Qualified = compat::printQualifier(ULE->getQualifier(), OS, Policy);
+  else if (const auto *DSDRE = dyn_cast<DependentScopeDeclRefExpr>(Callee))
+    Qualified = compat::printQualifier(DSDRE->getQualifier(), OS, Policy);
+  if (!Qualified)
+    return Name.str();
   OS << Name;
   return OS.str();
 }

@@ -1,6 +1,7 @@
 //===--- ModuleExprs.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "ModuleExprs.h"
+#include "ClangCompat.h"
 #include "ExprPlumbing.h"
 #include "NameList.h"
 #include "RecordBases.h"
@@ -84,8 +85,7 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       }
       // list->at<T>(i), list[i]->as<T>(): the same (element of the) module.
       if (Method && (isNamed(Method, "at") || isNamed(Method, "as")) &&
-          isModuleOrHolderType(
-              QualType(Method->getParent()->getTypeForDecl(), 0))) {
+          isModuleOrHolderType(compat::recordType(Method->getParent()))) {
         E = Call->getImplicitObjectArgument();
         continue;
       }
@@ -93,8 +93,7 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       // standard container of models: an element stands for the container.
       if (Method && Method->getIdentifier() &&
           llvm::is_contained(ContainerAccessors, Method->getName()) &&
-          isModelContainerType(
-              QualType(Method->getParent()->getTypeForDecl(), 0))) {
+          isModelContainerType(compat::recordType(Method->getParent()))) {
         E = Call->getImplicitObjectArgument();
         continue;
       }

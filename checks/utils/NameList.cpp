@@ -1,6 +1,7 @@
 //===--- NameList.cpp - metaguard-tidy -------------------------*- C++ -*-===//
 
 #include "NameList.h"
+#include "ClangCompat.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/STLExtras.h"
@@ -78,7 +79,7 @@ bool NameList::matches(const NamedDecl *D) const {
   if (Qualified.empty())
     return false;
   bool AnyLastMatches = llvm::any_of(Qualified, [&](const std::string &Q) {
-    return llvm::StringRef(Q).ends_with(Name);
+    return compat::endsWith(llvm::StringRef(Q), Name);
   });
   if (!AnyLastMatches)
     return false;
@@ -91,7 +92,8 @@ bool NameList::matchesUnresolved(llvm::StringRef Name) const {
     return true;
   return llvm::any_of(Qualified, [&](const std::string &Q) {
     llvm::StringRef Ref(Q);
-    return Ref.ends_with(Name) && Ref.drop_back(Name.size()).ends_with("::");
+    return compat::endsWith(Ref, Name) &&
+           compat::endsWith(Ref.drop_back(Name.size()), "::");
   });
 }
 

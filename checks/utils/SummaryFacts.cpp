@@ -1,6 +1,7 @@
 //===--- SummaryFacts.cpp - metaguard-tidy ---------------------*- C++ -*-===//
 
 #include "utils/SummaryFacts.h"
+#include "ClangCompat.h"
 #include "utils/SummaryJson.h"
 #include "utils/SummaryMerge.h"
 
@@ -52,7 +53,7 @@ Stamp stampOf(llvm::StringRef Path, bool &IsFolder) {
        It.increment(EC)) {
     llvm::StringRef Name = It->path();
     // Temporary files of a writer in progress are not facts yet.
-    if (!Name.ends_with(".json"))
+    if (!compat::endsWith(Name, ".json"))
       continue;
     llvm::sys::fs::file_status St;
     if (!llvm::sys::fs::status(Name, St) && llvm::sys::fs::is_regular_file(St))

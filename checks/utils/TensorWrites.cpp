@@ -1,6 +1,7 @@
 //===--- TensorWrites.cpp - metaguard-tidy ---------------------*- C++ -*-===//
 
 #include "TensorWrites.h"
+#include "ClangCompat.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
@@ -16,8 +17,8 @@ constexpr unsigned MaxParameterHops = 12;
 /// Whether RD is a tensor class: at::Tensor (and what derives from it) or
 /// at::TensorBase, which declares some in-place methods itself.
 bool isTensorClass(const CXXRecordDecl *RD) {
-  return RD && (isNamed(RD, "TensorBase") ||
-                isTensorType(QualType(RD->getTypeForDecl(), 0)));
+  return RD &&
+         (isNamed(RD, "TensorBase") || isTensorType(compat::recordType(RD)));
 }
 
 /// Whether the value of E (a call) is thrown away: it is an expression
@@ -52,9 +53,9 @@ bool TensorWrites::isInPlaceMethod(const CXXMethodDecl *Method) const {
   // Names with a leading underscore are LibTorch internals that set flags
   // (`_coalesced_`), not values.
   return Method && Method->getIdentifier() && Method->getName().size() > 1 &&
-         Method->getName().ends_with("_") &&
-         !Method->getName().starts_with("_") && !Ignored.matches(Method) &&
-         isTensorClass(Method->getParent());
+         compat::endsWith(Method->getName(), "_") &&
+         !compat::startsWith(Method->getName(), "_") &&
+         !Ignored.matches(Method) && isTensorClass(Method->getParent());
 }
 
 bool TensorWrites::writesObject(const CXXMemberCallExpr *Call,
@@ -69,11 +70,10 @@ bool TensorWrites::writesObject(const CXXMemberCallExpr *Call,
 const Expr *TensorWrites::writtenArgument(const CallExpr *Call) const {
   const FunctionDecl *Callee = Call->getDirectCallee();
   if (!Callee || isa<CXXMethodDecl>(Callee) || !Callee->getIdentifier() ||
-      !Callee->getName().ends_with("_") || Call->getNumArgs() == 0 ||
+      !compat::endsWith(Callee->getName(), "_") || Call->getNumArgs() == 0 ||
       Ignored.matches(Callee))
     return nullptr;
-  if (!llvm::StringRef(qualifiedNameOf(Callee))
-           .starts_with("torch::nn::init::"))
+  if (!compat::startsWith(qualifiedNameOf(Callee), "torch::nn::init::"))
     return nullptr;
   return Call->getArg(0);
 }

@@ -1,6 +1,7 @@
 //===--- WholeProgram.cpp - metaguard-tidy ---------------------*- C++ -*-===//
 
 #include "utils/WholeProgram.h"
+#include "utils/ClangCompat.h"
 #include "utils/NameList.h"
 #include "utils/SummaryJson.h"
 #include "utils/Usr.h"
@@ -60,7 +61,8 @@ std::string factsFileIn(llvm::StringRef Folder, llvm::StringRef MainFile) {
   std::string Name;
   llvm::raw_string_ostream(Name)
       << llvm::sys::path::filename(MainFile) << "-"
-      << llvm::format_hex_no_prefix(llvm::xxh3_64bits(MainFile), 16) << ".json";
+      << llvm::format_hex_no_prefix(compat::stableHash(MainFile), 16)
+      << ".json";
   llvm::sys::path::append(Path, Name);
   return std::string(Path);
 }
@@ -153,8 +155,10 @@ std::string absolute(const SourceManager &SM, llvm::StringRef Name) {
 WholeProgramFacts::WholeProgramFacts(llvm::StringRef CheckName,
                                      ClangTidyCheck::OptionsView &Options)
     : CheckName(CheckName.str()),
-      SummaryFileOption(Options.getLocalOrGlobal("SummaryFile", "").str()),
-      ExportOption(Options.getLocalOrGlobal("ExportSummaries", "").str()),
+      SummaryFileOption(
+          std::string(Options.getLocalOrGlobal("SummaryFile", ""))),
+      ExportOption(
+          std::string(Options.getLocalOrGlobal("ExportSummaries", ""))),
       ExportPath(fromEnvOr(ExportEnv, ExportOption)),
       External(fromEnvOr(SummaryFileEnv, SummaryFileOption)) {}
 
@@ -190,8 +194,7 @@ void WholeProgramFacts::run(const MatchFinder::MatchResult &Result) {
   if (Result.Nodes.getNodeAs<TranslationUnitDecl>("tu")) {
     SM = Result.SourceManager;
     Context = Result.Context;
-    if (OptionalFileEntryRef Main =
-            SM->getFileEntryRefForID(SM->getMainFileID()))
+    if (auto Main = SM->getFileEntryRefForID(SM->getMainFileID()))
       MainFile = absolute(*SM, Main->getName());
     External.setPath(resolveSummaryFile(
         fromEnvOr(SummaryFileEnv, SummaryFileOption), MainFile));
@@ -250,8 +253,7 @@ void WholeProgramFacts::exportSummaries(
     llvm::ArrayRef<FunctionSummary> Summaries) {
   if (exporting() && SM && !MainFile.empty()) {
     std::string Path = ExportPath;
-    if (llvm::StringRef(Path).ends_with("/") ||
-        llvm::sys::fs::is_directory(Path))
+    if (compat::endsWith(Path, "/") || llvm::sys::fs::is_directory(Path))
       Path = factsFileIn(Path, MainFile);
 
     TranslationUnitFacts Facts;
@@ -273,7 +275,7 @@ void WholeProgramFacts::exportSummaries(
       if (ID.isValid() && ID != SM->getMainFileID() &&
           SM->getIncludeLoc(ID).isInvalid())
         continue;
-      Inputs.insert(absolute(*SM, It->first.getName()));
+      Inputs.insert(absolute(*SM, compat::fileInfoName(It->first)));
     }
     Facts.Inputs.assign(Inputs.begin(), Inputs.end());
     Facts = combineExports(Path, CheckName, std::move(Facts));

@@ -11,6 +11,13 @@ config.excludes = ["Inputs", "check_clang_tidy.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.metaguard_obj_root, "test", "checks")
 
+# The LLVM major of the clang-tidy under test. A case that a major cannot
+# support says so with `UNSUPPORTED: llvm-14` or `REQUIRES: llvm-at-least-16`,
+# and why, in a comment beside it.
+config.available_features.add("llvm-%d" % config.llvm_major)
+for major in range(14, config.llvm_major + 1):
+    config.available_features.add("llvm-at-least-%d" % major)
+
 config.environment["PATH"] = os.pathsep.join(
     [config.filecheck_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 
@@ -56,6 +63,10 @@ check_clang_tidy = " ".join([
 ])
 config.substitutions.append(("%check_clang_tidy", check_clang_tidy))
 config.substitutions.append(("%clang_tidy", config.clang_tidy))
+config.substitutions.append(("%llvm_major", str(config.llvm_major)))
+config.substitutions.append(
+    ("%flat_config", config.python_executable + " " +
+     os.path.join(config.test_source_root, "Inputs", "flat-config.py")))
 config.substitutions.append(("%plugin", config.metaguard_plugin))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%runtime_include", runtime_include))
@@ -63,7 +74,10 @@ config.substitutions.append(("%torch_includes", torch_include_flags(torch_includ
 config.substitutions.append(("%torch_std", torch_std_flag(torch_includes)))
 
 have_runtime_headers = os.path.exists(os.path.join(runtime_include, "metaguard", "metaguard.h"))
-if torch_includes and have_runtime_headers:
+# `lit -D real_headers=0` leaves out the cases on LibTorch's real headers (the
+# slowest ones), e.g. for a quick run on a further LLVM major.
+real_headers_wanted = lit_config.params.get("real_headers", "1") != "0"
+if torch_includes and have_runtime_headers and real_headers_wanted:
     config.available_features.add("real-headers")
 
 # A second LibTorch for the real-header tests (*-second-libtorch.test): the
@@ -81,5 +95,5 @@ if second_torch and not os.path.isfile(os.path.join(second_torch, "include", "to
 second_torch_includes = libtorch_prefix_includes(second_torch) if second_torch else []
 config.substitutions.append(("%torch2_includes", torch_include_flags(second_torch_includes)))
 config.substitutions.append(("%torch2_std", torch_std_flag(second_torch_includes)))
-if second_torch and have_runtime_headers:
+if second_torch and have_runtime_headers and real_headers_wanted:
     config.available_features.add("real-headers-second-libtorch")

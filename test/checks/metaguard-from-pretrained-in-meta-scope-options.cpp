@@ -1,13 +1,13 @@
 // RUN: %check_clang_tidy -check-suffixes=LOADERS %s metaguard-from-pretrained-in-meta-scope -- \
-// RUN:   -config="{CheckOptions: {metaguard-from-pretrained-in-meta-scope.LoaderFunctions: 'load_checkpoint;::app::Store::fetch'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-from-pretrained-in-meta-scope.LoaderFunctions, value: 'load_checkpoint;::app::Store::fetch'}]}"
 // RUN: %check_clang_tidy -check-suffixes=TYPES %s metaguard-from-pretrained-in-meta-scope -- \
-// RUN:   -config="{CheckOptions: {metaguard-from-pretrained-in-meta-scope.MetaScopeTypes: '::app::EmptyInit', metaguard-from-pretrained-in-meta-scope.DeviceScopeTypes: 'OnDevice'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-from-pretrained-in-meta-scope.MetaScopeTypes, value: '::app::EmptyInit'}, {key: metaguard-from-pretrained-in-meta-scope.DeviceScopeTypes, value: 'OnDevice'}]}"
 // RUN: %check_clang_tidy -check-suffixes=FUNCS %s metaguard-from-pretrained-in-meta-scope -- \
-// RUN:   -config="{CheckOptions: {metaguard-from-pretrained-in-meta-scope.MetaScopeFunctions: '::app::on_meta', metaguard-from-pretrained-in-meta-scope.DefaultDeviceSetters: '::app::use_device'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-from-pretrained-in-meta-scope.MetaScopeFunctions, value: '::app::on_meta'}, {key: metaguard-from-pretrained-in-meta-scope.DefaultDeviceSetters, value: '::app::use_device'}]}"
 // RUN: %check_clang_tidy -check-suffixes=DEPTH0 %s metaguard-from-pretrained-in-meta-scope -- \
-// RUN:   -config="{CheckOptions: {metaguard-from-pretrained-in-meta-scope.CallDepth: 0}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-from-pretrained-in-meta-scope.CallDepth, value: 0}]}"
 // RUN: %check_clang_tidy -check-suffixes=DEPTH1 %s metaguard-from-pretrained-in-meta-scope -- \
-// RUN:   -config="{CheckOptions: {metaguard-from-pretrained-in-meta-scope.CallDepth: 1}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-from-pretrained-in-meta-scope.CallDepth, value: 1}]}"
 
 #include <metaguard/metaguard.h>
 

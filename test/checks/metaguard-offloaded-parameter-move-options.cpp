@@ -1,19 +1,19 @@
 // RUN: %check_clang_tidy -check-suffixes=DISPATCH %s metaguard-offloaded-parameter-move -- \
-// RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.DispatchFunctions: '::app::place;shard'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-offloaded-parameter-move.DispatchFunctions, value: '::app::place;shard'}]}"
 // RUN: %check_clang_tidy -check-suffixes=LOADERS %s metaguard-offloaded-parameter-move -- \
-// RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.LoaderFunctions: 'load_model'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-offloaded-parameter-move.LoaderFunctions, value: 'load_model'}]}"
 // RUN: %check_clang_tidy -check-suffixes=HOOKS %s metaguard-offloaded-parameter-move -- \
-// RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.HookRemovers: '::app::strip', metaguard-offloaded-parameter-move.NeedsHooks: '::app::export_model'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-offloaded-parameter-move.HookRemovers, value: '::app::strip'}, {key: metaguard-offloaded-parameter-move.NeedsHooks, value: '::app::export_model'}]}"
 // RUN: %check_clang_tidy -check-suffixes=MUTATORS %s metaguard-offloaded-parameter-move -- \
-// RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.ParameterMutators: 'fill_;zero_'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-offloaded-parameter-move.ParameterMutators, value: 'fill_;zero_'}]}"
 // RUN: %check_clang_tidy -check-suffixes=IGNORED %s metaguard-offloaded-parameter-move -- \
-// RUN:   -config="{CheckOptions: {metaguard-offloaded-parameter-move.IgnoredInPlaceMethods: 'requires_grad_;fill_'}}"
+// RUN:   -config="{CheckOptions: [{key: metaguard-offloaded-parameter-move.IgnoredInPlaceMethods, value: 'requires_grad_;fill_'}]}"
 // RUN: %check_clang_tidy -check-suffixes=DEFAULT %s metaguard-offloaded-parameter-move
 //
 // storeOptions: every option is listed with its default, and a set value
 // round-trips.
 // RUN: %clang_tidy --load=%plugin --checks=-*,metaguard-offloaded-parameter-move --config={} --dump-config \
-// RUN:   | FileCheck %s -check-prefix=DUMP
+// RUN:   | %flat_config | FileCheck %s -check-prefix=DUMP
 // DUMP-DAG: metaguard-offloaded-parameter-move.DispatchFunctions: '::metaguard::dispatch_model'
 // DUMP-DAG: metaguard-offloaded-parameter-move.LoaderFunctions: from_pretrained
 // DUMP-DAG: metaguard-offloaded-parameter-move.HookRemovers: '::metaguard::remove_hook_from_module'
@@ -21,8 +21,8 @@
 // DUMP-DAG: metaguard-offloaded-parameter-move.ParameterMutators: 'set_data;copy_;data'
 // DUMP-DAG: metaguard-offloaded-parameter-move.IgnoredInPlaceMethods: 'requires_grad_;share_memory_;rename_;detach_'
 // RUN: %clang_tidy --load=%plugin --checks=-*,metaguard-offloaded-parameter-move \
-// RUN:   --config="{CheckOptions: {metaguard-offloaded-parameter-move.ParameterMutators: 'fill_'}}" --dump-config \
-// RUN:   | FileCheck %s -check-prefix=SET
+// RUN:   --config="{CheckOptions: [{key: metaguard-offloaded-parameter-move.ParameterMutators, value: 'fill_'}]}" --dump-config \
+// RUN:   | %flat_config | FileCheck %s -check-prefix=SET
 // SET: metaguard-offloaded-parameter-move.ParameterMutators: fill_
 
 #include <metaguard/metaguard.h>

@@ -35,3 +35,7 @@ config.substitutions.append(("%torch_dir", "-DTorch_DIR=" + config.torch_config_
 config.substitutions.append(("%torch_version", config.torch_version))
 if config.tidy_plugin_built.upper() in ("ON", "TRUE", "1", "YES"):
     config.available_features.add("tidy-plugin")
+# Plugins for further LLVM majors (METAGUARD_EXTRA_LLVM_VERSIONS).
+if config.tidy_plugin_built.upper() in ("ON", "TRUE", "1", "YES") and config.extra_llvm_majors:
+    config.available_features.add("extra-llvm-majors")
+config.substitutions.append(("%extra_majors", '"%s"' % config.extra_llvm_majors))

@@ -13,9 +13,19 @@ config.test_exec_root = os.path.join(config.metaguard_obj_root, "test", "tools")
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%python", config.python_executable))
+# The clang-tidy (and its run-clang-tidy) of the major the plugin is built for.
+config.substitutions.append(("%clang-tidy", os.path.join(config.llvm_tools_dir, "clang-tidy")))
+config.substitutions.append(
+    ("%run-clang-tidy", os.path.join(config.llvm_tools_dir, "run-clang-tidy")))
+config.available_features.add("llvm-%d" % config.llvm_major)
+for major in range(14, config.llvm_major + 1):
+    config.available_features.add("llvm-at-least-%d" % major)
 config.substitutions.append(
     ("%metaguard-tidy", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-tidy"))
 config.substitutions.append(("%plugin", config.metaguard_plugin))
+config.substitutions.append(("%metaguard-src", config.metaguard_src_root))
+# lit's shell expands no variables: PATH as the tests see it, to prepend to.
+config.substitutions.append(("%path_env", config.environment["PATH"]))
 # metaguard-clangd is optional (METAGUARD_BUILD_CLANGD); its tests need it
 # configured, and then fail rather than skip if it was not built.
 if config.metaguard_clangd:

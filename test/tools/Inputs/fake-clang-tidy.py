@@ -4,11 +4,15 @@
 For every line of the checked file that contains BUG it prints a warning at
 that line, with a note at line 1; a file containing CRASH makes it die with a
 signal, like a crashing clang-tidy. It records its arguments in
-$FAKE_TIDY_LOG when set.
+$FAKE_TIDY_LOG when set. --version says it is LLVM $FAKE_TIDY_MAJOR (19).
 """
 import os
 import signal
 import sys
+
+if sys.argv[1:] == ["--version"]:
+    print(f"Debian LLVM version {os.environ.get('FAKE_TIDY_MAJOR', '19')}.1.0\n  Optimized build.")
+    sys.exit(0)
 
 source = sys.argv[-1]
 if os.environ.get("FAKE_TIDY_LOG"):
