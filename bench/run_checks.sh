@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cost of one clang-tidy pass with metaguard's checks, as ratios against the
 # same pass with a near-free built-in check (misc-misplaced-const): CPU time
-# (user + system) and peak RSS of the clang-tidy-19 process, on
+# (user + system) and peak RSS of the clang-tidy process (19, or METAGUARD_BENCH_LLVM), on
 # - the examples (examples/*.cpp, real LibTorch and metaguard headers);
 # - one TU per LibTorch public header, with and without <metaguard/metaguard.h>;
 # - a generated stress file (bench/gen_check_stress.py, mock headers) and its
@@ -13,6 +13,8 @@
 #   bench/run_checks.sh [build-dir] [stress-N] [runs]
 #   METAGUARD_BENCH_HEADERS="torch/nn.h" bench/run_checks.sh   # fewer header TUs
 #   METAGUARD_BENCH_EXAMPLES=0 bench/run_checks.sh                # headers and stress only
+#   METAGUARD_BENCH_LLVM=14 bench/run_checks.sh  # the plugin for LLVM 14 (build/lib/
+#     libmetaguard_tidy-llvm14.so, or a -DMETAGUARD_LLVM_VERSION=14 build's) with clang-tidy-14
 #   METAGUARD_BENCH_TORCH=<site-packages>/torch bench/run_checks.sh # another LibTorch's headers
 #     (a folder with include/ in it: a PyTorch wheel's torch/, an unpacked libtorch; 2.x: -std=c++20)
 set -euo pipefail
@@ -20,9 +22,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 n=${2:-2000}
 runs=${3:-1}
-plugin=$build/lib/libmetaguard_tidy.so
+llvm=${METAGUARD_BENCH_LLVM:-19}
+plugin=$build/lib/libmetaguard_tidy-llvm$llvm.so
+[ -f "$plugin" ] || plugin=$build/lib/libmetaguard_tidy.so
 [ -f "$plugin" ] || { echo "no plugin at $plugin: build target metaguard_tidy first" >&2; exit 1; }
-tidy=$(command -v clang-tidy-19 || echo /usr/lib/llvm-19/bin/clang-tidy)
+grep -qa "metaguard-plugin-llvm-major=$llvm" "$plugin" ||
+  { echo "$plugin is not built for LLVM $llvm" >&2; exit 1; }
+tidy=$(command -v "clang-tidy-$llvm" || echo "/usr/lib/llvm-$llvm/bin/clang-tidy")
+echo "LLVM $llvm: $tidy with $plugin"
 # The LibTorch whose headers the real inputs parse: Debian's by default.
 if [ -n "${METAGUARD_BENCH_TORCH:-}" ]; then
   torch_inc="$METAGUARD_BENCH_TORCH/include:$METAGUARD_BENCH_TORCH/include/torch/csrc/api/include"
