@@ -101,7 +101,7 @@ fi
 # The cases on LibTorch's real headers stay on 19 (above) and on the majors in
 # $tools_majors, unless METAGUARD_MAJORS_REAL_HEADERS=1. Last, and skipped
 # (saying so) when the run has already taken METAGUARD_MAJORS_BUDGET_MINUTES
-# (default 60): on a machine with no caches at all the rest takes most of
+# (default 50): on a machine with no caches at all the rest takes most of
 # CI's 90 minutes, and a run with warm caches takes a few minutes for it.
 majors_status=0
 rm -f "$logs/lit-majors.log"
@@ -109,9 +109,9 @@ if [ -n "$test_majors" ]; then
   echo "== LLVM ${test_majors//;/, }: the plugin built and tested with each major's clang-tidy"
   majors_start=$(date +%s)
   elapsed=$(( (majors_start - run_start) / 60 ))
-  if [ "$elapsed" -ge "${METAGUARD_MAJORS_BUDGET_MINUTES:-60}" ]; then
+  if [ "$elapsed" -ge "${METAGUARD_MAJORS_BUDGET_MINUTES:-50}" ]; then
     echo "majors: SKIPPED: this run has taken $elapsed minutes already (budget" \
-         "${METAGUARD_MAJORS_BUDGET_MINUTES:-60}); a run with warm caches tests them"
+         "${METAGUARD_MAJORS_BUDGET_MINUTES:-50}); a run with warm caches tests them"
   elif METAGUARD_EXTRA_LLVM_VERSIONS="$test_majors" metaguard_build >"$logs/majors-build.log" 2>&1; then
     quick=() full=("$METAGUARD_BUILD_DIR/test/package/install-tree-majors.test"
                    "$METAGUARD_BUILD_DIR/test/package/deb.test")
