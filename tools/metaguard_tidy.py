@@ -187,6 +187,11 @@ def tidy_command(args, plugin, build_dir, source):
         command.append(f"--config={args.config}")
     if args.config_file:
         command.append(f"--config-file={args.config_file}")
+    # clang-tidy before 16 parses C++14 unless told otherwise, while GCC 11+
+    # (whose databases often name no -std, CMake leaving the default) and
+    # later clang-tidys take C++17; a command's own -std still wins.
+    if getattr(args, "tidy_major", None) and args.tidy_major < 16:
+        command.append("--extra-arg-before=-std=gnu++17")
     command += [f"--extra-arg={arg}" for arg in args.extra_arg]
     command.append(source)
     return command
@@ -362,6 +367,7 @@ def main(argv):
     if not plugin or not os.path.isfile(plugin):
         raise ToolError(f"plugin {plugin or 'libmetaguard_tidy.so'} not found; build metaguard "
                         "or pass --plugin")
+    args.tidy_major = metaguard_plugins.plugin_major(plugin)
     if shutil.which(args.clang_tidy) is None:
         raise ToolError(f"{args.clang_tidy} not found; install it (Debian: apt-get install "
                         f"{os.path.basename(args.clang_tidy)}) or pass --clang-tidy")
