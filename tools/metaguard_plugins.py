@@ -89,29 +89,34 @@ def describe(plugins):
 
 
 def resolve(plugin, clang_tidy):
-    """(plugin, clang_tidy) to run: either may be None (not asked for)."""
+    """(plugin, clang_tidy, major) to run, major being the plugin's LLVM major
+    (None when it carries no marker); plugin and clang_tidy may be None (not
+    asked for)."""
     if plugin:
         major = plugin_major(plugin)
         if clang_tidy is None:
-            return plugin, find_clang_tidy(major or DEFAULT_MAJOR)
+            return plugin, find_clang_tidy(major or DEFAULT_MAJOR), major
         host = clang_tidy_major(clang_tidy) if major else None
         if host and host != major:
             raise PluginError(
                 f"{plugin} is built for LLVM {major} but {clang_tidy} is LLVM {host}, which "
                 f"would run no metaguard check; pass the plugin built for LLVM {host} "
                 f"(libmetaguard_tidy-llvm{host}.so) or --clang-tidy clang-tidy-{major}")
-        return plugin, clang_tidy
+        return plugin, clang_tidy, major
     plugins = available_plugins()
     if clang_tidy is None:
         if not plugins:
-            return None, find_clang_tidy(DEFAULT_MAJOR)
+            return None, find_clang_tidy(DEFAULT_MAJOR), None
         path, major = plugins[0]
-        return path, find_clang_tidy(major or DEFAULT_MAJOR)
+        return path, find_clang_tidy(major or DEFAULT_MAJOR), major
     host = clang_tidy_major(clang_tidy)
     if host is None:
-        return (plugins[0][0] if plugins else None), clang_tidy
+        if not plugins:
+            return None, clang_tidy, None
+        path, major = plugins[0]
+        return path, clang_tidy, major
     for path, major in plugins:
         if major == host:
-            return path, clang_tidy
+            return path, clang_tidy, major
     raise PluginError(f"no metaguard plugin for LLVM {host} (the major of {clang_tidy}); "
                       f"{describe(plugins)}; {build_hint(host)}")

@@ -190,7 +190,7 @@ def tidy_command(args, plugin, build_dir, source):
     # clang-tidy before 16 parses C++14 unless told otherwise, while GCC 11+
     # (whose databases often name no -std, CMake leaving the default) and
     # later clang-tidys take C++17; a command's own -std still wins.
-    if getattr(args, "tidy_major", None) and args.tidy_major < 16:
+    if args.tidy_major and args.tidy_major < 16:
         command.append("--extra-arg-before=-std=gnu++17")
     command += [f"--extra-arg={arg}" for arg in args.extra_arg]
     command.append(source)
@@ -360,14 +360,13 @@ def main(argv):
     if args.max_rounds < 1:
         raise ToolError("--max-rounds must be at least 1")
     try:
-        plugin, args.clang_tidy = metaguard_plugins.resolve(
+        plugin, args.clang_tidy, args.tidy_major = metaguard_plugins.resolve(
             args.plugin or os.environ.get("METAGUARD_PLUGIN") or None, args.clang_tidy)
     except metaguard_plugins.PluginError as err:
         raise ToolError(str(err)) from None
     if not plugin or not os.path.isfile(plugin):
         raise ToolError(f"plugin {plugin or 'libmetaguard_tidy.so'} not found; build metaguard "
                         "or pass --plugin")
-    args.tidy_major = metaguard_plugins.plugin_major(plugin)
     if shutil.which(args.clang_tidy) is None:
         raise ToolError(f"{args.clang_tidy} not found; install it (Debian: apt-get install "
                         f"{os.path.basename(args.clang_tidy)}) or pass --clang-tidy")

@@ -141,18 +141,10 @@ fi
 count() { grep -Eo "$1" "$2" 2>/dev/null | grep -Eo '[0-9]+' | tail -n 1; }
 sum_counts() { grep -Eo "$1" "$2" 2>/dev/null | grep -Eo '[0-9]+$' | awk '{ s += $1 } END { print s + 0 }'; }
 passed=$san_passed; failed=$san_failed
-# Adds one lit log's counts; a failing exit with no failure counted is one.
+# Adds one lit log's counts (summed, so a log of several lit runs one after
+# another counts them all); a failing exit with no failure counted is one.
 add_lit() {
   local p x f
-  p=$(count '^ *Passed *: *[0-9]+' "$1"); x=$(count '^ *Expectedly Failed *: *[0-9]+' "$1")
-  f=$(count '^ *(Failed|Unexpectedly Passed|Unresolved) *: *[0-9]+' "$1")
-  passed=$((passed + ${p:-0} + ${x:-0})); failed=$((failed + ${f:-0}))
-  if [ "$2" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
-}
-# Likewise for a log of several lit runs, one after another.
-add_lit_runs() {
-  local p x f
-  [ -f "$1" ] || { [ "$2" -ne 0 ] && failed=$((failed + 1)); return; }
   p=$(sum_counts '^ *Passed *: *[0-9]+' "$1"); x=$(sum_counts '^ *Expectedly Failed *: *[0-9]+' "$1")
   f=$(sum_counts '^ *(Failed|Unexpectedly Passed|Unresolved) *: *[0-9]+' "$1")
   passed=$((passed + p + x)); failed=$((failed + f))
@@ -169,7 +161,7 @@ add_lit "$logs/lit.log" "$lit_status"
 add_ctest "$logs/ctest.log" "$ctest_status"
 add_ctest "$logs/ctest-torch2.log" "$t2_ctest_status"
 add_lit "$logs/lit-torch2.log" "$t2_lit_status"
-add_lit_runs "$logs/lit-majors.log" "$majors_status"
+add_lit "$logs/lit-majors.log" "$majors_status"
 if [ "$passed" -eq 0 ]; then echo "no test ran"; failed=$((failed + 1)); fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
