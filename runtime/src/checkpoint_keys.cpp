@@ -75,6 +75,35 @@ KeyRule key_rule(const std::string &prefix,
   return {};
 }
 
+// The key each member of a tie group (a source and the targets tied to it)
+// is read from, as transformers' tie_weights decides it during
+// from_pretrained: the source's key when the checkpoint has it, else the
+// first target's that it has (the tie goes the other way: the source takes
+// the target's values). A group of which the checkpoint has nothing is left
+// out: its members are missing.
+std::map<std::string, std::string> tied_sources(const TiedWeights &tied, const KeyRule &rule,
+                                                const SafetensorsCheckpoint &checkpoint) {
+  std::map<std::string, std::vector<std::string>> groups; // source -> targets
+  for (const auto &[target, source] : tied)
+    groups[source].push_back(target);
+  std::map<std::string, std::string> sources;
+  for (const auto &[source, targets] : groups) {
+    std::string key = rule.key_of(source);
+    if (!checkpoint.contains(key)) {
+      const auto present = std::find_if(targets.begin(), targets.end(), [&](const std::string &t) {
+        return checkpoint.contains(rule.key_of(t));
+      });
+      if (present == targets.end())
+        continue;
+      key = rule.key_of(*present);
+    }
+    sources.emplace(source, key);
+    for (const auto &target : targets)
+      sources.emplace(target, key);
+  }
+  return sources;
+}
+
 } // namespace
 
 Declarations declarations_of(const torch::nn::Module &root) {
@@ -130,23 +159,32 @@ CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
                    rule.prefix + ".' were read without that prefix";
 
   std::set<std::string> used;
-  for (const auto &name : names) {
-    const std::string own = rule.key_of(name);
-    const auto tie = declared.tied.find(name);
-    if (tie != declared.tied.end() &&
-        checkpoint.contains(rule.key_of(tie->second))) {
-      // A tied target always takes its source's value, as after transformers'
-      // tie_weights; a copy of its own in the checkpoint is superseded.
-      sources_.emplace(name, rule.key_of(tie->second));
-      used.insert(own);
+  const std::set<std::string> persistent(names.begin(), names.end());
+  for (const auto &[name, key] : tied_sources(declared.tied, rule, checkpoint)) {
+    if (!persistent.count(name))
       continue;
-    }
+    sources_.emplace(name, key);
+    used.insert(key);
+    // A copy of a tied target in the checkpoint is read only when its tie
+    // is broken (untie); until then it is no surprise.
+    used.insert(rule.key_of(name));
+  }
+  for (const auto &name : names) {
+    if (sources_.count(name))
+      continue;
+    const std::string own = rule.key_of(name);
     if (checkpoint.contains(own)) {
       sources_.emplace(name, own);
       used.insert(own);
     } else if (!matches_any(declared.ignore_missing, name)) {
       missing_.push_back(name);
     }
+  }
+  for (const auto &[target, source] : declared.tied) {
+    const std::string own = rule.key_of(target), from = rule.key_of(source);
+    if (own != from && checkpoint.contains(own) && checkpoint.contains(from) &&
+        sources_.count(target) && sources_.at(target) == from)
+      both_present_.push_back({target, source, own, from});
   }
 
   // A checkpoint may still hold a buffer the model no longer persists (an
@@ -168,6 +206,12 @@ CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
 const std::string *CheckpointKeys::source_of(const std::string &name) const {
   const auto it = sources_.find(name);
   return it == sources_.end() ? nullptr : &it->second;
+}
+
+void CheckpointKeys::untie(const std::string &target) {
+  for (const auto &tie : both_present_)
+    if (tie.target == target)
+      sources_[target] = tie.target_key;
 }
 
 std::map<std::string, std::string> CheckpointKeys::renamed() const {

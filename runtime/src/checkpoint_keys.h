@@ -1,8 +1,9 @@
 // Which checkpoint key each tensor of a model is read from, following the
 // model's declarations (metaguard::Module) the way transformers'
 // from_pretrained follows its model classes': base_model_prefix added or
-// stripped, tied targets read from their source, non-persistent buffers
-// never read, ignore lists applied to the missing / unexpected reports.
+// stripped, tied tensors read from one key (the source's, else a target's),
+// non-persistent buffers never read, ignore lists applied to the missing /
+// unexpected reports.
 #pragma once
 
 #include <metaguard/checkpoint.h>
@@ -31,6 +32,14 @@ Declarations declarations_of(const torch::nn::Module &root);
 // same data, shape and dtype.
 bool shares_memory(const torch::Tensor &a, const torch::Tensor &b);
 
+// A tie of which the checkpoint holds both sides, each under its own key:
+// tied only when the values are equal (transformers' rule), which takes
+// reading them.
+struct TieWithTwoCopies {
+  std::string target, source;         // model names
+  std::string target_key, source_key; // checkpoint keys
+};
+
 class CheckpointKeys {
 public:
   CheckpointKeys(const torch::nn::Module &module,
@@ -50,9 +59,16 @@ public:
   std::map<std::string, std::string> renamed() const;
   // "", or what was done with the base model prefix, for messages.
   const std::string &prefix_note() const { return prefix_note_; }
+  // Ties whose target is read from its source's key although the checkpoint
+  // holds a copy of the target too.
+  const std::vector<TieWithTwoCopies> &ties_with_two_copies() const { return both_present_; }
+  // Breaks the tie of `target` (one of ties_with_two_copies()): it is read
+  // from its own key.
+  void untie(const std::string &target);
 
 private:
   std::map<std::string, std::string> sources_;
+  std::vector<TieWithTwoCopies> both_present_;
   std::vector<std::string> missing_, unexpected_, head_keys_;
   std::string prefix_note_;
 };

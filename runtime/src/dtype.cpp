@@ -35,6 +35,16 @@ const DtypeRow kDtypes[] = {
     {"F4", 4, std::nullopt},
 };
 
+// PyTorch's names (str(dtype) without "torch.").
+const std::pair<torch::Dtype, const char *> kTorchNames[] = {
+    {torch::kFloat64, "float64"}, {torch::kFloat32, "float32"},
+    {torch::kFloat16, "float16"}, {torch::kBFloat16, "bfloat16"},
+    {torch::kInt64, "int64"},     {torch::kInt32, "int32"},
+    {torch::kInt16, "int16"},     {torch::kInt8, "int8"},
+    {torch::kUInt8, "uint8"},     {torch::kBool, "bool"},
+    {torch::kComplexFloat, "complex64"}, {torch::kComplexDouble, "complex128"},
+};
+
 const DtypeRow *find_row(std::string_view name) {
   for (const auto &row : kDtypes)
     if (name == row.name)
@@ -65,6 +75,20 @@ std::string safetensors_dtype_name(torch::Dtype dtype) {
   throw Error(std::string("dtype ") + c10::toString(dtype) +
               " has no safetensors name; convert the tensor to one of F64, "
               "F32, F16, BF16, C64, I64, I32, I16, I8, U8, BOOL");
+}
+
+std::optional<std::string> torch_dtype_name(torch::Dtype dtype) {
+  for (const auto &[d, name] : kTorchNames)
+    if (d == dtype)
+      return name;
+  return std::nullopt;
+}
+
+std::optional<torch::Dtype> dtype_from_torch_name(std::string_view name) {
+  for (const auto &[d, n] : kTorchNames)
+    if (name == n)
+      return d;
+  return std::nullopt;
 }
 
 } // namespace metaguard

@@ -116,6 +116,52 @@ void check_keys(const std::vector<Slot> &slots, const SafetensorsCheckpoint &che
   warn(message + " loading the matching tensors (strict = false)");
 }
 
+const Slot *find_slot(const std::vector<Slot> &slots, const std::string &name) {
+  for (const auto &slot : slots)
+    if (slot.name == name)
+      return &slot;
+  return nullptr;
+}
+
+bool same_values(const torch::Tensor &a, const torch::Tensor &b) {
+  return a.sizes() == b.sizes() && torch::equal(a, b.to(a.scalar_type()));
+}
+
+// A checkpoint holding both sides of a tie: transformers ties them when the
+// two copies are equal and otherwise keeps each copy and breaks the tie.
+// A model whose two names are one tensor cannot hold two values: that is
+// refused (strict) or loaded tied with the source's value, with a warning.
+void decide_ties(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
+                 detail::CheckpointKeys &keys, const LoadOptions &options) {
+  const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
+  for (const auto &tie : keys.ties_with_two_copies()) {
+    const TensorInfo &source = checkpoint.info(tie.source_key), &target = checkpoint.info(tie.target_key);
+    if (!torch_dtype_from_safetensors(source.dtype) || !torch_dtype_from_safetensors(target.dtype) ||
+        same_values(checkpoint.tensor(tie.source_key), checkpoint.tensor(tie.target_key)))
+      continue;
+    const Slot *source_slot = find_slot(slots, tie.source), *target_slot = find_slot(slots, tie.target);
+    const std::string what = where + " holds tied tensors '" + tie.source_key + "' and '" +
+                             tie.target_key + "' with different values";
+    if (!source_slot || !target_slot ||
+        source_slot->tensor.unsafeGetTensorImpl() != target_slot->tensor.unsafeGetTensorImpl()) {
+      warn(what + ": the tie is broken and each is loaded from its own copy, as transformers "
+                  "does; if the model is meant to be untied, say so in its config "
+                  "(tie_word_embeddings: false)");
+      keys.untie(tie.target);
+      continue;
+    }
+    const std::string message =
+        what + ", and the model holds '" + tie.target + "' and '" + tie.source +
+        "' as one tensor, so it cannot keep both (transformers unties them). Build the model "
+        "untied (tie_word_embeddings: false in config.json, or no tied_weights_keys entry), or "
+        "re-save the checkpoint with one copy";
+    if (options.strict)
+      throw FormatError(message + "; LoadOptions.strict = false loads the tie with the "
+                                  "values of '" + tie.source_key + "'");
+    warn(message + "; loading the tie with the values of '" + tie.source_key + "' (strict = false)");
+  }
+}
+
 bool is_single_placement(const DeviceMap &map) {
   return map.is_explicit() && map.entries().size() == 1 && map.entries().count("") == 1;
 }
@@ -250,7 +296,8 @@ void load_checkpoint(torch::nn::Module &module,
                      const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
                      const DeviceMap &map, const LoadOptions &options) {
   const auto slots = slots_of(module);
-  const CheckpointKeys keys(module, *checkpoint);
+  CheckpointKeys keys(module, *checkpoint);
+  decide_ties(slots, *checkpoint, keys, options);
   check_keys(slots, *checkpoint, keys, options);
   const DeviceMap resolved = resolve_placements(module, slots, map, options);
   std::map<std::string, torch::Dtype> disk_dtypes;

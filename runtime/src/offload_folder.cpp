@@ -1,5 +1,6 @@
 // accelerate's offload folder (utils/offload.py), written and read
 // byte-compatibly: index.json + one raw little-endian <name>.dat per tensor.
+#include <metaguard/dtype.h>
 #include <metaguard/errors.h>
 #include <metaguard/offload_folder.h>
 
@@ -23,13 +24,6 @@
 namespace metaguard {
 namespace fs = std::filesystem;
 namespace {
-
-const std::pair<torch::Dtype, const char *> kNumpyNames[] = {
-    {torch::kFloat64, "float64"}, {torch::kFloat32, "float32"}, {torch::kFloat16, "float16"},
-    {torch::kBFloat16, "bfloat16"}, {torch::kInt64, "int64"},     {torch::kInt32, "int32"},
-    {torch::kInt16, "int16"},     {torch::kInt8, "int8"},         {torch::kUInt8, "uint8"},
-    {torch::kBool, "bool"},       {torch::kComplexFloat, "complex64"}, {torch::kComplexDouble, "complex128"},
-};
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -129,16 +123,14 @@ nlohmann::json read_json(const fs::path &file) {
 } // namespace
 
 std::string numpy_dtype_name(torch::Dtype dtype) {
-  for (const auto &[d, name] : kNumpyNames)
-    if (d == dtype)
-      return name;
+  if (auto name = torch_dtype_name(dtype))
+    return *name;
   throw OffloadError(std::string("dtype ") + c10::toString(dtype) + " has no numpy name and cannot be offloaded");
 }
 
 torch::Dtype dtype_from_numpy_name(const std::string &name, const std::string &what) {
-  for (const auto &[d, n] : kNumpyNames)
-    if (name == n)
-      return d;
+  if (auto dtype = dtype_from_torch_name(name))
+    return *dtype;
   throw OffloadError(what + " has dtype \"" + name +
                      "\", which LibTorch cannot hold (supported: float64, float32, float16, bfloat16, "
                      "int64, int32, int16, int8, uint8, bool, complex64, complex128)");

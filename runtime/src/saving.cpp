@@ -1,4 +1,5 @@
 #include <metaguard/checkpoint.h>
+#include <metaguard/dtype.h>
 #include <metaguard/module.h>
 #include <metaguard/offload_hook.h>
 #include <metaguard/pretrained_model.h>
@@ -204,14 +205,37 @@ void unpublish(const std::filesystem::path &dir, const std::set<std::string> &na
     detail::remove_file(dir / name);
 }
 
-// SaveOptions.config, else the config the model was built from.
+// config.json's "dtype" says what the weights beside it are, and
+// transformers' from_pretrained builds the model in it: write the dtype the
+// saved tensors have, as transformers' save does (its rule for mixed dtypes:
+// the first floating-point parameter's), not the one the config was loaded
+// with. A legacy "torch_dtype" key is kept in agreement for older readers.
+void record_saved_dtype(Config &config, const torch::nn::Module &module) {
+  if (!config.is_object())
+    return;
+  for (const auto &parameter : module.parameters(/*recurse=*/true)) {
+    if (!parameter.defined() || !parameter.is_floating_point())
+      continue;
+    const auto name = torch_dtype_name(parameter.scalar_type());
+    if (!name)
+      return;
+    config["dtype"] = *name;
+    if (config.contains("torch_dtype"))
+      config["torch_dtype"] = *name;
+    return;
+  }
+}
+
+// SaveOptions.config, else the config the model was built from, with the
+// dtype of the weights saved.
 Config config_to_save(const torch::nn::Module &module, const std::filesystem::path &dir,
                       const SaveOptions &options) {
   if (!options.save_config)
     return nullptr;
+  Config config = options.config.is_null() ? detail::remembered_config(module) : options.config;
+  record_saved_dtype(config, module);
   if (!options.config.is_null())
-    return options.config;
-  Config config = detail::remembered_config(module);
+    return config;
   // A PreTrainedModel is meant to reload by itself (transformers' always
   // writes config.json); a plain module may be saved as bare weights.
   if (config.is_null() && dynamic_cast<const PreTrainedModel *>(&module) != nullptr)

@@ -3,9 +3,14 @@
 // examples/models/bert.h), runs them, and saves them.
 //
 //   interop_hf_models logits <arch> <checkpoint> <inputs> <out> [--no-strict]
-//   [--dtype D] interop_hf_models resave <arch> <checkpoint> <out_dir>
-//   <max_shard_size> interop_hf_models random <arch> <config.json> <out_dir>
-//   <max_shard_size> <inputs> <out>
+//                            [--dtype D]
+//   interop_hf_models resave <arch> <checkpoint> <out_dir> <max_shard_size>
+//                            [--to D] [--first-to D]
+//   interop_hf_models random <arch> <config.json> <out_dir> <max_shard_size>
+//                            <inputs> <out>
+//
+// resave --to converts the loaded model to D before saving; --first-to only
+// its first floating-point parameter (mixed dtypes).
 //
 // <arch>: bert (BertModel), bert-mlm (BertForMaskedLM), gpt2 (GPT2LMHeadModel),
 // llama (LlamaForCausalLM). <inputs>: a safetensors file with input_ids
@@ -73,6 +78,15 @@ torch::Dtype dtype_named(const std::string &name) {
   throw std::invalid_argument("unknown dtype '" + name + "'");
 }
 
+void convert_first_floating(torch::nn::Module &model, torch::Dtype dtype) {
+  torch::NoGradGuard no_grad;
+  for (auto &parameter : model.parameters())
+    if (parameter.is_floating_point()) {
+      parameter.set_data(parameter.to(dtype));
+      return;
+    }
+}
+
 metaguard::SaveOptions shards_of(const std::string &size) {
   metaguard::SaveOptions options;
   options.max_shard_size = size;
@@ -93,6 +107,12 @@ template <class Model> int command(const std::vector<std::string> &args) {
     save_outputs(model, args.at(3), args.at(4));
   } else if (what == "resave") {
     Model model = metaguard::from_pretrained<Model>(args.at(2));
+    for (std::size_t i = 5; i + 1 < args.size(); i += 2) {
+      if (args[i] == "--to")
+        model->to(dtype_named(args[i + 1]));
+      else if (args[i] == "--first-to")
+        convert_first_floating(*model, dtype_named(args[i + 1]));
+    }
     metaguard::save_pretrained(*model, args.at(3), shards_of(args.at(4)));
   } else if (what == "random") {
     torch::manual_seed(0);

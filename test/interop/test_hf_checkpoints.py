@@ -153,3 +153,108 @@ def test_shape_mismatch_raises_on_both_sides(written, run_program, tmp_path):
     proc = run_logits(run_program, "gpt2", bad, inputs, tmp_path / "out.safetensors", check=False)
     assert proc.returncode == 3, proc.stderr
     assert "transformer.wte.weight" in proc.stderr and "[64, 32]" in proc.stderr
+
+
+# Tied checkpoints: (C++ arch, transformers overrides, source key, target key).
+TIES = {
+    "gpt2": ("gpt2", {}, "transformer.wte.weight", "lm_head.weight"),
+    "llama-tied": ("llama", {"tie_word_embeddings": True}, "model.embed_tokens.weight",
+                   "lm_head.weight"),
+}
+
+
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory):
+    """Each tied architecture's checkpoint (transformers' save: the source
+    only), its inputs and transformers' outputs."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            arch, overrides, source, target = TIES[name]
+            root = tmp_path_factory.mktemp(name)
+            path = hf.save_checkpoint(hf.make_model(arch, **overrides), root / "ckpt")
+            assert source in hf.checkpoint_keys(path) and target not in hf.checkpoint_keys(path)
+            tensors = hf.inputs(arch, root / "inputs.safetensors")
+            expected = hf.reference_outputs(arch, hf.load_reference(arch, path), tensors)
+            cache[name] = (path, root / "inputs.safetensors", expected)
+        return cache[name]
+
+    return get
+
+
+def rewritten(path, out, change):
+    """A copy of the one-file checkpoint folder `path` at `out` whose tensors
+    are change(tensors)."""
+    out.mkdir()
+    tensors = change(load_file(str(path / "model.safetensors")))
+    save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
+    (out / "config.json").write_text((path / "config.json").read_text())
+    return out
+
+
+def transformers_load(arch, path):
+    model, info = hf.ARCHS[arch][1].from_pretrained(
+        path, dtype=torch.float32, attn_implementation="eager", output_loading_info=True)
+    return model.eval(), info
+
+
+@pytest.mark.parametrize("name", TIES)
+def test_tie_goes_the_other_way_when_only_the_target_is_saved(name, tied, run_program, tmp_path):
+    # The checkpoint holds lm_head.weight and not the embeddings: transformers
+    # ties the other way (the embeddings take the head's values) and reports
+    # nothing missing; so does metaguard, strict.
+    arch, _, source, target = TIES[name]
+    path, inputs, expected = tied(name)
+
+    def move(tensors):
+        tensors[target] = tensors.pop(source)
+        return tensors
+
+    moved = rewritten(path, tmp_path / "moved", move)
+    model, info = transformers_load(arch, moved)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    reference = hf.reference_outputs(arch, model, load_file(str(inputs)))
+    hf.assert_close(reference["logits"], expected["logits"], f"{name}: transformers")
+    run_logits(run_program, arch, moved, inputs, tmp_path / "out.safetensors")
+    hf.assert_close(load_file(str(tmp_path / "out.safetensors"))["logits"], reference["logits"],
+                    f"{name}: metaguard")
+
+
+@pytest.mark.parametrize("name", TIES)
+def test_equal_copies_of_a_tie_load_tied(name, tied, run_program, tmp_path):
+    # What a .bin state dict or an older save holds: both sides, equal.
+    arch, _, source, target = TIES[name]
+    path, inputs, expected = tied(name)
+    both = rewritten(path, tmp_path / "both", lambda t: {**t, target: t[source].clone()})
+    _, info = transformers_load(arch, both)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    run_logits(run_program, arch, both, inputs, tmp_path / "out.safetensors")
+    hf.assert_close(load_file(str(tmp_path / "out.safetensors"))["logits"], expected["logits"],
+                    f"{name}: metaguard")
+
+
+@pytest.mark.parametrize("name", TIES)
+def test_different_copies_of_a_tie(name, tied, run_program, tmp_path):
+    # transformers keeps both copies and breaks the tie (with a warning). The
+    # C++ models hold a tie as one tensor, which cannot keep two values:
+    # metaguard refuses under strict, naming both keys, and with strict =
+    # false loads the tie with the source's values, saying so.
+    arch, _, source, target = TIES[name]
+    path, inputs, expected = tied(name)
+    differ = rewritten(path, tmp_path / "differ", lambda t: {**t, target: t[source] + 0.5})
+    model, _ = transformers_load(arch, differ)
+    state = model.state_dict()
+    saved = load_file(str(differ / "model.safetensors"))
+    assert torch.equal(state[source], saved[source]) and torch.equal(state[target], saved[target])
+    assert state[source].data_ptr() != state[target].data_ptr()
+
+    proc = run_logits(run_program, arch, differ, inputs, tmp_path / "out.safetensors", check=False)
+    assert proc.returncode == 3, proc.stderr
+    assert f"'{source}' and '{target}' with different values" in proc.stderr
+    assert "tie_word_embeddings: false" in proc.stderr
+    proc = run_logits(run_program, arch, differ, inputs, tmp_path / "out.safetensors",
+                      "--no-strict")
+    assert f"with the values of '{source}'" in proc.stderr
+    hf.assert_close(load_file(str(tmp_path / "out.safetensors"))["logits"], expected["logits"],
+                    f"{name}: metaguard, strict = false")

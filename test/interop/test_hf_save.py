@@ -102,3 +102,36 @@ def test_model_built_in_cpp_runs_the_same_in_transformers(arch, run_program, tmp
     actual = load_file(str(tmp_path / "outputs.safetensors"))
     for name in actual:
         torch.testing.assert_close(actual[name], expected[name], rtol=hf.RTOL, atol=hf.ATOL)
+
+
+def transformers_saved_dtype(model, path):
+    model.save_pretrained(path)
+    return json.loads((path / "config.json").read_text())["dtype"]
+
+
+@pytest.mark.parametrize("change", [(), ("--to", "bfloat16"), ("--first-to", "float16")],
+                         ids=["converting-load", "to-dtype", "mixed"])
+def test_saved_config_names_the_dtype_of_the_saved_weights(change, run_program, tmp_path):
+    # A float16 checkpoint loaded into the float32 C++ model (then converted
+    # as `change` says) and saved: config.json's dtype is the one
+    # transformers' own save writes for the same model, so that
+    # transformers' from_pretrained of the save builds the model in the
+    # dtype of its weights.
+    source = hf.save_checkpoint(hf.make_model("gpt2"), tmp_path / "hf", "float16")
+    assert json.loads((source / "config.json").read_text())["dtype"] == "float16"
+    out = tmp_path / "metaguard"
+    run_program("metaguard_interop_hf_models", "resave", "gpt2", source, out, "5GB", *change)
+
+    reference = hf.ARCHS["gpt2"][1].from_pretrained(source, dtype=torch.float32)
+    if change and change[0] == "--to":
+        reference.to(hf.DTYPES[change[1]])
+    elif change:
+        first = next(p for p in reference.parameters() if p.is_floating_point())
+        first.data = first.data.to(hf.DTYPES[change[1]])
+    expected = transformers_saved_dtype(reference, tmp_path / "transformers")
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["dtype"] == expected
+    first_tensor = hf.read_tensors(out / "model.safetensors")["transformer.wte.weight"]
+    assert str(first_tensor.dtype) == "torch." + expected
+    reloaded = hf.ARCHS["gpt2"][1].from_pretrained(out)
+    assert str(reloaded.dtype) == "torch." + expected

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <fstream>
+
 namespace {
 
 using metaguard::FormatError;
@@ -221,6 +223,113 @@ TEST(CheckpointKeys, ShapeMismatchNamesCheckpointKeyAndModelName) {
       load_error([&] { metaguard::load_weights(*model, dir.path()); });
   EXPECT_CONTAINS(error, "tensor 'emb.weight' (for 'base.emb.weight'): shape "
                          "[9, 4] in the checkpoint, [8, 4]");
+}
+
+// A checkpoint holding `tensors` (names as given) and a config.json.
+void write_checkpoint(const std::filesystem::path &dir, const metaguard::NamedTensors &tensors,
+                      const metaguard::Config &config) {
+  metaguard::save_safetensors(dir / "model.safetensors", tensors);
+  std::ofstream(dir / "config.json") << config.dump();
+}
+
+TEST(CheckpointKeys, TieGoesTheOtherWayWhenOnlyTheTargetIsSaved) {
+  // transformers' tie_weights during from_pretrained: the source takes the
+  // target's values, and nothing is missing.
+  TempDir dir;
+  const auto head = torch::randn({8, 4});
+  for (const bool in_constructor : {true, false}) {
+    write_checkpoint(dir.path(),
+                     {{"base.rot.scale", torch::ones({2})}, {"head.weight", head},
+                      {"head.bias", torch::zeros({8})}},
+                     {{"tie_in_constructor", in_constructor}});
+    auto model = metaguard::from_pretrained<WithHead>(dir.path()); // strict
+    EXPECT_TRUE(torch::equal(model->base->emb->weight, head)) << in_constructor;
+    EXPECT_EQ(model->head_weight.data_ptr(), model->base->emb->weight.data_ptr());
+  }
+}
+
+TEST(CheckpointKeys, EqualCopiesOfATieLoadTied) {
+  TempDir dir;
+  const auto emb = torch::randn({8, 4});
+  write_checkpoint(dir.path(),
+                   {{"base.emb.weight", emb}, {"base.rot.scale", torch::ones({2})},
+                    {"head.weight", emb.clone()}, {"head.bias", torch::zeros({8})}},
+                   {{"tie_in_constructor", false}});
+  auto model = metaguard::from_pretrained<WithHead>(dir.path());
+  EXPECT_TRUE(torch::equal(model->base->emb->weight, emb));
+  EXPECT_EQ(model->head_weight.data_ptr(), model->base->emb->weight.data_ptr());
+}
+
+TEST(CheckpointKeys, DifferentCopiesOfATieAreUntiedAsTransformersDoes) {
+  TempDir dir;
+  const auto emb = torch::randn({8, 4}), head = torch::randn({8, 4});
+  write_checkpoint(dir.path(),
+                   {{"base.emb.weight", emb}, {"base.rot.scale", torch::ones({2})},
+                    {"head.weight", head}, {"head.bias", torch::zeros({8})}},
+                   {{"tie_in_constructor", false}});
+  testing::internal::CaptureStderr();
+  auto model = metaguard::from_pretrained<WithHead>(dir.path());
+  const std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_CONTAINS(warning, "'base.emb.weight' and 'head.weight' with different values");
+  EXPECT_TRUE(torch::equal(model->base->emb->weight, emb));
+  EXPECT_TRUE(torch::equal(model->head_weight, head));
+  // Untied, both are saved again.
+  TempDir resaved;
+  metaguard::save_pretrained(*model, resaved.path());
+  EXPECT_EQ(keys_of(resaved.path()).count("head.weight"), 1U);
+}
+
+TEST(CheckpointKeys, DifferentCopiesOfATieTheModelHoldsAsOneTensorAreRefused) {
+  TempDir dir;
+  const auto emb = torch::randn({8, 4});
+  write_checkpoint(dir.path(),
+                   {{"base.emb.weight", emb}, {"base.rot.scale", torch::ones({2})},
+                    {"head.weight", torch::randn({8, 4})}, {"head.bias", torch::zeros({8})}},
+                   metaguard::Config::object());
+  const std::string error =
+      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+  EXPECT_CONTAINS(error, "'base.emb.weight' and 'head.weight' with different values");
+  EXPECT_CONTAINS(error, "as one tensor");
+  metaguard::LoadOptions lenient;
+  lenient.strict = false;
+  testing::internal::CaptureStderr();
+  auto model = metaguard::from_pretrained<WithHead>(dir.path(), lenient);
+  EXPECT_CONTAINS(testing::internal::GetCapturedStderr(), "with the values of 'base.emb.weight'");
+  EXPECT_TRUE(torch::equal(model->head_weight, emb));
+}
+
+TEST(CheckpointKeys, TieWithNeitherSideSavedIsMissingNotZeros) {
+  TempDir dir;
+  write_checkpoint(dir.path(), {{"base.rot.scale", torch::ones({2})}, {"head.bias", torch::zeros({8})}},
+                   metaguard::Config::object());
+  const std::string error =
+      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+  EXPECT_CONTAINS(error, "missing keys (in the model, not in the checkpoint): base.emb.weight, "
+                         "head.weight;");
+}
+
+TEST(CheckpointKeys, SavedConfigNamesTheDtypeOfTheSavedWeights) {
+  // A float16 checkpoint loaded into a float32 model and saved: config.json
+  // says float32 (transformers builds the model in the dtype it reads
+  // there); after .to(bfloat16) it says bfloat16; mixed, the first
+  // floating-point parameter's (transformers' PreTrainedModel.dtype).
+  TempDir dir, resaved;
+  WithHead saved;
+  saved->to(torch::kFloat16);
+  save(*saved, dir.path(), metaguard::Config{{"dtype", "float16"}, {"torch_dtype", "float16"}});
+  EXPECT_EQ(metaguard::load_config(dir.path()).at("dtype"), "float16");
+  auto model = metaguard::from_pretrained<WithHead>(dir.path());
+  auto dtype_saved = [&] {
+    metaguard::save_pretrained(*model, resaved.path());
+    const auto config = metaguard::load_config(resaved.path());
+    EXPECT_EQ(config.at("torch_dtype"), config.at("dtype")); // the legacy key agrees
+    return config.at("dtype").get<std::string>();
+  };
+  EXPECT_EQ(dtype_saved(), "float32");
+  model->to(torch::kBFloat16);
+  EXPECT_EQ(dtype_saved(), "bfloat16");
+  model->base->emb->to(torch::kFloat32);
+  EXPECT_EQ(dtype_saved(), "float32");
 }
 
 } // namespace

@@ -25,4 +25,11 @@ std::optional<torch::Dtype> torch_dtype_from_safetensors(std::string_view name);
 // cannot represent (e.g. quantized types, complex double).
 std::string safetensors_dtype_name(torch::Dtype dtype);
 
+// PyTorch's name of a dtype without its "torch." ("float32", "bfloat16"):
+// what transformers writes as config.json's "dtype" and accelerate in an
+// offload index. nullopt for a dtype outside the table (quantized types).
+std::optional<std::string> torch_dtype_name(torch::Dtype dtype);
+// The dtype of such a name; nullopt for a name LibTorch cannot hold.
+std::optional<torch::Dtype> dtype_from_torch_name(std::string_view name);
+
 } // namespace metaguard
