@@ -1,10 +1,13 @@
 // infer_auto_device_map and the strategies, following accelerate's
 // algorithm (utils/modeling.py) so that a model gets the same map in C++ as
-// in Python for the same budgets. Tied parameters are not considered.
+// in Python for the same budgets, tied parameters included (counted once,
+// placed together).
 #include <metaguard/auto_device_map.h>
 #include <metaguard/errors.h>
 
+#include "declarations.h"
 #include "module_walk.h"
+#include "tied_placements.h"
 
 #include <unistd.h>
 
@@ -76,10 +79,22 @@ std::vector<Budget> ordered_budgets(const MaxMemory &max_memory) {
 }
 
 // Bytes of every module and tensor name, each counted in all its prefixes
-// ("" is the whole model).
+// ("" is the whole model). A tensor held under several names (a tie) counts
+// once, under the first, as PyTorch's named_parameters lists it.
 std::map<std::string, std::int64_t> compute_module_sizes(const Module &model) {
+  std::map<std::string, std::size_t> group_of;
+  const auto groups = detail::tied_groups(model);
+  for (std::size_t i = 0; i < groups.size(); ++i)
+    for (const auto &name : groups[i])
+      group_of.emplace(name, i);
+  std::set<std::size_t> counted;
+  std::set<const c10::TensorImpl *> seen;
   std::map<std::string, std::int64_t> sizes;
-  auto add = [&sizes](const std::string &name, const torch::Tensor &t) {
+  auto add = [&](const std::string &name, const torch::Tensor &t) {
+    const auto group = group_of.find(name);
+    if (!seen.insert(t.unsafeGetTensorImpl()).second ||
+        (group != group_of.end() && !counted.insert(group->second).second))
+      return;
     const std::int64_t bytes = t.numel() * static_cast<std::int64_t>(t.element_size());
     sizes[""] += bytes;
     for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1))
@@ -260,6 +275,77 @@ std::vector<Budget> balanced_budgets(const Module &model, std::vector<Budget> bu
   return budgets;
 }
 
+// accelerate's containment test for ties: `name + "."` found anywhere in
+// `tensor + "."` (a substring test, kept so that maps stay identical).
+bool inside(const std::string &name, const std::string &tensor) {
+  return (tensor + ".").find(name + ".") != std::string::npos;
+}
+
+// The tied parameters outside `name` whose group has a member inside it.
+std::vector<std::string> ties_leaving(const std::string &name,
+                                      const std::vector<std::vector<std::string>> &groups) {
+  std::vector<std::string> outside;
+  for (const auto &group : groups) {
+    const bool any = std::any_of(group.begin(), group.end(), [&](const std::string &t) { return inside(name, t); });
+    const bool all = std::all_of(group.begin(), group.end(), [&](const std::string &t) { return inside(name, t); });
+    if (!any || all)
+      continue;
+    for (const auto &t : group)
+      if (!inside(name, t))
+        outside.push_back(t);
+  }
+  return outside;
+}
+
+// accelerate's get_module_size_with_ties: the module's size plus, for each
+// tied parameter outside it, the rest of the still unplaced item holding it.
+struct WithTies {
+  std::int64_t size;
+  std::vector<Item> items; // the items to place along with the module
+};
+
+WithTies size_with_ties(std::int64_t size, const std::vector<std::string> &tied,
+                        const std::map<std::string, std::int64_t> &sizes, const std::vector<Item> &todo) {
+  WithTies result{size, {}};
+  for (const auto &tensor : tied) {
+    const auto holder = std::find_if(todo.begin(), todo.end(), [&](const Item &i) {
+      return tensor.compare(0, i.name.size() + 1, i.name + ".") == 0;
+    });
+    if (holder == todo.end())
+      continue; // already placed
+    result.items.push_back(*holder);
+    result.size += size_of(sizes, holder->name) - size_of(sizes, tensor);
+  }
+  return result;
+}
+
+// A placement, in the order accelerate's OrderedDict keeps: a name placed
+// again keeps its position.
+void place(std::vector<std::pair<std::string, std::string>> &placed, const std::string &name,
+           const std::string &device) {
+  for (auto &entry : placed)
+    if (entry.first == name) {
+      entry.second = device;
+      return;
+    }
+  placed.emplace_back(name, device);
+}
+
+// Replaces the item of `todo` named `name` by its parameters and children.
+bool split_in_place(std::vector<Item> &todo, const std::string &name, const std::vector<std::string> &no_split) {
+  const auto it = std::find_if(todo.begin(), todo.end(), [&](const Item &i) { return i.name == name; });
+  if (it == todo.end() || !splittable(*it, no_split))
+    return false;
+  std::vector<Item> parts;
+  for (const auto &p : it->module->named_parameters(false))
+    parts.push_back({detail::join_name(it->name, p.key()), nullptr});
+  const auto kids = children_of(*it);
+  parts.insert(parts.end(), kids.begin(), kids.end());
+  const auto at = todo.erase(it);
+  todo.insert(at, parts.begin(), parts.end());
+  return true;
+}
+
 DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &budgets,
                              const std::vector<std::string> &no_split) {
   std::vector<std::string> devices;
@@ -284,6 +370,7 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
   };
 
   const auto sizes = compute_module_sizes(model);
+  const auto groups = detail::tied_groups(model);
   std::vector<Item> todo;
   for (const auto &p : model.named_parameters(false))
     todo.push_back({p.key(), nullptr});
@@ -308,6 +395,7 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
       std::tie(layer_size, layer_names) = max_layer_size(modules_only(todo), sizes, no_split);
 
     const std::int64_t size = size_of(sizes, item.name);
+    const std::vector<std::string> tied = ties_leaving(item.name, groups);
     const std::string &device = devices[current];
     const bool unlimited = device == "disk";
     std::int64_t room = unlimited ? 0 : budget_of(device);
@@ -317,18 +405,33 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
       room -= layer_size;
       reserved = layer_size;
     }
-    if (unlimited || used[device] + size <= room) {
-      used[device] += size;
-      placed.emplace_back(item.name, device);
+    const WithTies with_ties = size_with_ties(size, tied, sizes, todo);
+    if (unlimited || used[device] + with_ties.size <= room) {
+      // The module and what is tied to it go together.
+      used[device] += with_ties.size;
+      place(placed, item.name, device);
+      for (const Item &partner : with_ties.items) {
+        todo.erase(std::remove_if(todo.begin(), todo.end(), [&](const Item &i) { return i.name == partner.name; }),
+                   todo.end());
+        place(placed, partner.name, device);
+      }
       continue;
     }
-    if (splittable(item, no_split)) {
-      std::vector<Item> parts;
-      for (const auto &p : item.module->named_parameters(false))
-        parts.push_back({detail::join_name(item.name, p.key()), nullptr});
-      const auto kids = children_of(item);
-      parts.insert(parts.end(), kids.begin(), kids.end());
-      todo.insert(todo.begin(), parts.begin(), parts.end());
+    if (!tied.empty() && used[device] + size <= room) {
+      // The module fits alone: split a tied partner and try again.
+      bool split = false;
+      for (const Item &partner : with_ties.items)
+        if ((split = split_in_place(todo, partner.name, no_split)))
+          break;
+      if (split) {
+        todo.insert(todo.begin(), item);
+        std::tie(layer_size, layer_names) = max_layer_size(modules_only(todo), sizes, no_split);
+        continue;
+      }
+    }
+    if (used[device] + size >= room && splittable(item, no_split)) {
+      todo.insert(todo.begin(), item);
+      split_in_place(todo, item.name, no_split);
       std::tie(layer_size, layer_names) = max_layer_size(modules_only(todo), sizes, no_split);
       continue;
     }
@@ -378,6 +481,7 @@ DeviceMap resolve_device_map(const torch::nn::Module &model, const DeviceMap &ma
     msg << "; add an entry for each (or for a module prefix that contains them), or {\"\": device} as a default";
     throw Error(msg.str());
   }
+  detail::check_tied_placements(model, resolved);
   return resolved;
 }
 

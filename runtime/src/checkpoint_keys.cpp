@@ -1,27 +1,9 @@
 #include "checkpoint_keys.h"
-#include "module_walk.h"
-
-#include <metaguard/errors.h>
 
 #include <algorithm>
 
 namespace metaguard::detail {
 namespace {
-
-std::vector<std::regex> compile(const std::vector<std::string> &patterns,
-                                const char *list) {
-  std::vector<std::regex> compiled;
-  for (const auto &pattern : patterns) {
-    try {
-      compiled.emplace_back(pattern);
-    } catch (const std::regex_error &error) {
-      throw Error(std::string("the model's ") + list + " holds '" + pattern +
-                  "', which is not a valid regular expression (" +
-                  error.what() + ")");
-    }
-  }
-  return compiled;
-}
 
 bool matches_any(const std::vector<std::regex> &patterns,
                  const std::string &name) {
@@ -105,37 +87,6 @@ std::map<std::string, std::string> tied_sources(const TiedWeights &tied, const K
 }
 
 } // namespace
-
-Declarations declarations_of(const torch::nn::Module &root) {
-  Declarations declared;
-  for_each_module(root, [&](const std::string &path,
-                            const torch::nn::Module &module) {
-    const auto *declaring = dynamic_cast<const Module *>(&module);
-    if (!declaring)
-      return;
-    for (const auto &buffer : declaring->non_persistent_buffers())
-      declared.non_persistent.insert(join_name(path, buffer));
-    for (const auto &[target, source] : declaring->tied_weights_keys())
-      declared.tied.emplace(join_name(path, target), join_name(path, source));
-  });
-  if (const auto *model = dynamic_cast<const Module *>(&root)) {
-    declared.base_model_prefix = model->base_model_prefix();
-    declared.ignore_missing = compile(model->keys_to_ignore_on_load_missing(),
-                                      "keys_to_ignore_on_load_missing");
-    declared.ignore_unexpected =
-        compile(model->keys_to_ignore_on_load_unexpected(),
-                "keys_to_ignore_on_load_unexpected");
-  }
-  return declared;
-}
-
-bool shares_memory(const torch::Tensor &a, const torch::Tensor &b) {
-  if (a.unsafeGetTensorImpl() == b.unsafeGetTensorImpl())
-    return true;
-  return a.defined() && b.defined() && !a.is_meta() && !b.is_meta() &&
-         a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() &&
-         a.dtype() == b.dtype();
-}
 
 CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
                                const SafetensorsCheckpoint &checkpoint) {

@@ -7,30 +7,15 @@
 #pragma once
 
 #include <metaguard/checkpoint.h>
-#include <metaguard/module.h>
+
+#include "declarations.h"
 
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace metaguard::detail {
-
-// The declarations of a model, with full names.
-struct Declarations {
-  std::set<std::string> non_persistent; // buffers
-  TiedWeights tied;                     // target -> source
-  std::string base_model_prefix;
-  std::vector<std::regex> ignore_missing;
-  std::vector<std::regex> ignore_unexpected;
-};
-
-Declarations declarations_of(const torch::nn::Module &root);
-
-// Whether two tensors are the same memory (a tie): one tensor object, or the
-// same data, shape and dtype.
-bool shares_memory(const torch::Tensor &a, const torch::Tensor &b);
 
 // A tie of which the checkpoint holds both sides, each under its own key:
 // tied only when the values are equal (transformers' rule), which takes

@@ -6,6 +6,7 @@
 #include <metaguard/safetensors_weights_map.h>
 
 #include "checkpoint_keys.h"
+#include "tied_placements.h"
 
 #include <torch/torch.h>
 
@@ -179,6 +180,7 @@ DeviceMap resolve_placements(const torch::nn::Module &module, const std::vector<
   if (!uncovered.empty())
     throw Error("LoadOptions.device_map places no entry over " + join(uncovered) +
                 "; add entries for them (or \"\" for everything else)");
+  detail::check_tied_placements(module, map);
   return map;
 }
 

@@ -1,6 +1,6 @@
 #include <metaguard/module.h>
 
-#include "checkpoint_keys.h"
+#include "declarations.h"
 
 namespace metaguard {
 

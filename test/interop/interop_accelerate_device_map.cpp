@@ -5,9 +5,11 @@
 //
 //   interop_accelerate_device_map JOBS.json
 //
-// JOBS.json: {"model": TREE, "jobs": [{"strategy": S, "max_memory": {...},
-// "no_split": [...]}]}, TREE = {"type": T, "parameters": [[name, shape,
-// dtype]], "buffers": [...], "children": [[name, TREE]]}. S is "infer"
+// JOBS.json: {"model": TREE, "tied": [[full name, ...]], "jobs": [{"strategy":
+// S, "max_memory": {...}, "no_split": [...]}]}, TREE = {"type": T,
+// "parameters": [[name, shape, dtype]], "buffers": [...], "children": [[name,
+// TREE]]}; the names of a "tied" group are registered as one tensor, as
+// PyTorch holds a tie. S is "infer"
 // (infer_auto_device_map) or a device-map strategy for resolve_device_map
 // ("auto", "balanced", "balanced_low_0", "sequential"). Prints one JSON list
 // with a {prefix: device} object per job, or {"error": message} when
@@ -19,6 +21,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 namespace {
@@ -37,14 +40,43 @@ torch::Tensor meta_tensor(const json &entry) {
   return torch::empty(shape, torch::TensorOptions().dtype(dtype).device(torch::kMeta));
 }
 
-std::shared_ptr<TreeModule> build(const json &tree) {
+// Full parameter name -> the tensor of its tie group, once made.
+struct Ties {
+  std::map<std::string, std::size_t> group_of;
+  std::map<std::size_t, torch::Tensor> tensors;
+
+  explicit Ties(const json &groups) {
+    for (std::size_t i = 0; i < groups.size(); ++i)
+      for (const auto &name : groups[i])
+        group_of.emplace(name.get<std::string>(), i);
+  }
+  torch::Tensor tensor_for(const std::string &name, const json &entry) {
+    const auto group = group_of.find(name);
+    if (group == group_of.end())
+      return meta_tensor(entry);
+    auto [it, fresh] = tensors.emplace(group->second, torch::Tensor());
+    if (fresh)
+      it->second = meta_tensor(entry);
+    return it->second;
+  }
+};
+
+std::string join(const std::string &prefix, const std::string &name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+std::shared_ptr<TreeModule> build(const json &tree, Ties &ties, const std::string &prefix = "") {
   auto module = std::make_shared<TreeModule>(tree.at("type").get<std::string>());
-  for (const auto &p : tree.at("parameters"))
-    module->register_parameter(p.at(0).get<std::string>(), meta_tensor(p));
+  for (const auto &p : tree.at("parameters")) {
+    const std::string name = p.at(0).get<std::string>();
+    module->register_parameter(name, ties.tensor_for(join(prefix, name), p));
+  }
   for (const auto &b : tree.at("buffers"))
     module->register_buffer(b.at(0).get<std::string>(), meta_tensor(b));
-  for (const auto &c : tree.at("children"))
-    module->register_module(c.at(0).get<std::string>(), build(c.at(1)));
+  for (const auto &c : tree.at("children")) {
+    const std::string name = c.at(0).get<std::string>();
+    module->register_module(name, build(c.at(1), ties, join(prefix, name)));
+  }
   return module;
 }
 
@@ -88,7 +120,8 @@ int main(int argc, char **argv) {
   }
   std::ifstream in(argv[1]);
   const json input = json::parse(in);
-  const auto model = build(input.at("model"));
+  Ties ties(input.value("tied", json::array()));
+  const auto model = build(input.at("model"), ties);
   json results = json::array();
   for (const auto &job : input.at("jobs"))
     results.push_back(run_job(*model, job));

@@ -4,10 +4,13 @@ where accelerate's infer_auto_device_map (after get_balanced_memory for the
 balanced strategies, as transformers does) places it.
 
 The trees are real transformers models built from tiny configs under
-init_empty_weights, plus a hand-written one with top-level tensors and mixed
-dtypes. The test dumps each tree (class names, parameters and buffers with
-shapes and dtypes, in registration order); interop_accelerate_device_map
-rebuilds it in C++ from meta tensors. Budgets are fractions of the model's
+init_empty_weights, untied and tied (GPT-2's and Llama's head tied to the
+embeddings, T5's shared embeddings tied into both stacks and the head), plus
+a hand-written one with top-level tensors and mixed dtypes. The test dumps
+each tree (class names, parameters and buffers with shapes and dtypes, in
+registration order, and accelerate's find_tied_parameters groups);
+interop_accelerate_device_map rebuilds it in C++ from meta tensors, a tied
+group as one tensor. Budgets are fractions of the model's
 size, so every case exercises splitting, the room kept for the largest layer
 on the main devices, and offloading to disk. GPUs need not exist: both sides
 plan with the budgets they are given.
@@ -18,8 +21,9 @@ import pytest
 import torch
 from accelerate import init_empty_weights
 from accelerate.utils import compute_module_sizes, get_balanced_memory, infer_auto_device_map
+from accelerate.utils import find_tied_parameters
 from transformers import (BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig,
-                          LlamaForCausalLM)
+                          LlamaForCausalLM, T5Config, T5ForConditionalGeneration)
 
 
 class Mixed(torch.nn.Module):
@@ -43,15 +47,21 @@ class Mixed(torch.nn.Module):
         self.register_buffer("table", torch.zeros(16, 16))
 
 
-def gpt2():
+def gpt2(tie=False):
     return GPT2LMHeadModel(GPT2Config(n_layer=4, n_embd=64, n_head=4, vocab_size=128, n_positions=32,
-                                      tie_word_embeddings=False))
+                                      tie_word_embeddings=tie))
 
 
-def llama():
+def llama(tie=False):
     return LlamaForCausalLM(LlamaConfig(num_hidden_layers=3, hidden_size=64, intermediate_size=128,
                                         num_attention_heads=4, num_key_value_heads=2, vocab_size=96,
-                                        tie_word_embeddings=False))
+                                        tie_word_embeddings=tie))
+
+
+def t5():
+    # Large embeddings (vocab 512): ties decide where the big tensors go.
+    return T5ForConditionalGeneration(T5Config(vocab_size=512, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                                               num_heads=4, tie_word_embeddings=True))
 
 
 def llama_bf16():
@@ -68,7 +78,9 @@ def mixed():
     return Mixed()
 
 
-MODELS = {"gpt2": gpt2, "llama": llama, "llama_bf16": llama_bf16, "bert": bert, "mixed": mixed}
+MODELS = {"gpt2": gpt2, "llama": llama, "llama_bf16": llama_bf16, "bert": bert, "mixed": mixed,
+          "gpt2_tied": lambda: gpt2(tie=True), "llama_tied": lambda: llama(tie=True), "t5": t5}
+TIED = ("gpt2_tied", "llama_tied", "t5")
 
 # Budgets as fractions of the model's size; integer keys are GPUs.
 BUDGETS = {
@@ -115,6 +127,10 @@ def accelerate_map(model, budget, strategy, no_split):
 def build(name):
     with init_empty_weights():
         model = MODELS[name]()
+    # The context re-registers every parameter, which breaks ties; tie them
+    # again, as from_pretrained has before it plans a map.
+    if hasattr(model, "tie_weights"):
+        model.tie_weights()
     return model, list(getattr(model, "_no_split_modules", None) or ["Block"])
 
 
@@ -132,7 +148,9 @@ def test_metaguard_places_like_accelerate(model_name, run_program, tmp_path):
                          "max_memory": {str(k): v for k, v in budget.items()}, "no_split": no_split})
             expected.append(accelerate_map(model, budget, strategy, no_split))
     spec = tmp_path / "jobs.json"
-    spec.write_text(json.dumps({"model": tree(model), "jobs": jobs}))
+    tied = find_tied_parameters(model)
+    assert bool(tied) == (model_name in TIED), tied
+    spec.write_text(json.dumps({"model": tree(model), "tied": tied, "jobs": jobs}))
     got = json.loads(run_program("metaguard_interop_accelerate_device_map", spec).stdout)
     assert len(got) == len(jobs)
     wrong = [f"{job['label']}:\n  accelerate {want}\n  metaguard  {ours}"

@@ -174,10 +174,11 @@ TEST(CheckpointKeys, OffloadedParametersReadRenamedKeys) {
   WithHead saved;
   save(*saved, dir.path(), metaguard::Config{{"tie_in_constructor", false}});
   metaguard::LoadOptions options;
-  options.device_map = {{"base", "cpu"}, {"head", "disk"}};
+  // A tie has one placement (the map puts both sides on disk).
+  options.device_map = {{"base.rot", "cpu"}, {"base.emb", "disk"}, {"head", "disk"}};
   auto model = metaguard::from_pretrained<WithHead>(dir.path(), options);
   EXPECT_EQ(metaguard::offloaded_parameter_names(*model),
-            (std::vector<std::string>{"head.bias", "head.weight"}));
+            (std::vector<std::string>{"base.emb.weight", "head.bias", "head.weight"}));
   EXPECT_TRUE(torch::equal(metaguard::parameter_value(*model, "head.weight"),
                            saved->base->emb->weight));
 
@@ -187,6 +188,33 @@ TEST(CheckpointKeys, OffloadedParametersReadRenamedKeys) {
   testing::internal::GetCapturedStderr();
   EXPECT_TRUE(torch::equal(metaguard::parameter_value(*base, "emb.weight"),
                            saved->base->emb->weight));
+}
+
+TEST(CheckpointKeys, TieSplitAcrossPlacementsIsRefused) {
+  // One side on the CPU, the other on disk: one tensor cannot be both.
+  TempDir dir;
+  for (const bool in_constructor : {true, false}) {
+    WithHead saved;
+    save(*saved, dir.path(), metaguard::Config{{"tie_in_constructor", in_constructor}});
+    metaguard::LoadOptions options;
+    options.device_map = {{"base", "cpu"}, {"head", "disk"}};
+    try {
+      metaguard::from_pretrained<WithHead>(dir.path(), options);
+      ADD_FAILURE() << "no error, tie_in_constructor " << in_constructor;
+    } catch (const metaguard::Error &e) {
+      EXPECT_CONTAINS(e.what(), "tied parameters 'base.emb.weight' on cpu and 'head.weight' on disk");
+    }
+  }
+  // dispatch_model checks the same, before changing anything.
+  auto model = metaguard::from_pretrained<WithHead>(dir.path());
+  TempDir folder;
+  try {
+    metaguard::dispatch_model(*model, {{"base", "cpu"}, {"head", "disk"}}, folder.path());
+    ADD_FAILURE() << "dispatch_model: no error";
+  } catch (const metaguard::Error &e) {
+    EXPECT_CONTAINS(e.what(), "tied parameters 'base.emb.weight' on cpu and 'head.weight' on disk");
+  }
+  EXPECT_FALSE(metaguard::has_offloaded_parameters(*model));
 }
 
 TEST(CheckpointKeys, IgnoredMissingKeysAreNotReported) {

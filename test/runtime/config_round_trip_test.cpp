@@ -15,7 +15,11 @@ namespace {
 namespace fs = std::filesystem;
 using metaguard_test::TempDir;
 
-metaguard::Config tiny_config(int width) { return {{"model_type", "tiny"}, {"width", width}}; }
+// With the "dtype" that save_pretrained writes (the saved weights'), so
+// that configs round-trip unchanged.
+metaguard::Config tiny_config(int width) {
+  return {{"model_type", "tiny"}, {"width", width}, {"dtype", "float32"}};
+}
 
 // A plain torch::nn::Module: nothing in it can hold a config.
 struct PlainImpl : torch::nn::Module {
