@@ -199,6 +199,19 @@ def transformers_load(arch, path):
     return model.eval(), info
 
 
+def transformers_load_complete(arch, path):
+    """transformers' model of `path`, which must report no missing or
+    unexpected key."""
+    model, info = transformers_load(arch, path)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    return model
+
+
+def metaguard_logits(run_program, arch, path, inputs, tmp_path, *flags):
+    proc = run_logits(run_program, arch, path, inputs, tmp_path / "out.safetensors", *flags)
+    return load_file(str(tmp_path / "out.safetensors"))["logits"], proc.stderr
+
+
 @pytest.mark.parametrize("name", TIES)
 def test_tie_goes_the_other_way_when_only_the_target_is_saved(name, tied, run_program, tmp_path):
     # The checkpoint holds lm_head.weight and not the embeddings: transformers
@@ -212,13 +225,11 @@ def test_tie_goes_the_other_way_when_only_the_target_is_saved(name, tied, run_pr
         return tensors
 
     moved = rewritten(path, tmp_path / "moved", move)
-    model, info = transformers_load(arch, moved)
-    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    model = transformers_load_complete(arch, moved)
     reference = hf.reference_outputs(arch, model, load_file(str(inputs)))
     hf.assert_close(reference["logits"], expected["logits"], f"{name}: transformers")
-    run_logits(run_program, arch, moved, inputs, tmp_path / "out.safetensors")
-    hf.assert_close(load_file(str(tmp_path / "out.safetensors"))["logits"], reference["logits"],
-                    f"{name}: metaguard")
+    logits, _ = metaguard_logits(run_program, arch, moved, inputs, tmp_path)
+    hf.assert_close(logits, reference["logits"], f"{name}: metaguard")
 
 
 @pytest.mark.parametrize("name", TIES)
@@ -227,11 +238,9 @@ def test_equal_copies_of_a_tie_load_tied(name, tied, run_program, tmp_path):
     arch, _, source, target = TIES[name]
     path, inputs, expected = tied(name)
     both = rewritten(path, tmp_path / "both", lambda t: {**t, target: t[source].clone()})
-    _, info = transformers_load(arch, both)
-    assert not info["missing_keys"] and not info["unexpected_keys"], info
-    run_logits(run_program, arch, both, inputs, tmp_path / "out.safetensors")
-    hf.assert_close(load_file(str(tmp_path / "out.safetensors"))["logits"], expected["logits"],
-                    f"{name}: metaguard")
+    transformers_load_complete(arch, both)
+    logits, _ = metaguard_logits(run_program, arch, both, inputs, tmp_path)
+    hf.assert_close(logits, expected["logits"], f"{name}: metaguard")
 
 
 @pytest.mark.parametrize("name", TIES)
@@ -253,8 +262,6 @@ def test_different_copies_of_a_tie(name, tied, run_program, tmp_path):
     assert proc.returncode == 3, proc.stderr
     assert f"'{source}' and '{target}' with different values" in proc.stderr
     assert "tie_word_embeddings: false" in proc.stderr
-    proc = run_logits(run_program, arch, differ, inputs, tmp_path / "out.safetensors",
-                      "--no-strict")
-    assert f"with the values of '{source}'" in proc.stderr
-    hf.assert_close(load_file(str(tmp_path / "out.safetensors"))["logits"], expected["logits"],
-                    f"{name}: metaguard, strict = false")
+    logits, stderr = metaguard_logits(run_program, arch, differ, inputs, tmp_path, "--no-strict")
+    assert f"with the values of '{source}'" in stderr
+    hf.assert_close(logits, expected["logits"], f"{name}: metaguard, strict = false")
