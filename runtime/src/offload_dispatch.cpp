@@ -5,7 +5,8 @@
 #include "module_walk.h"
 #include "process_fallback.h"
 
-#include <metaguard/offload_hook.h>
+#include <metaguard/errors.h>
+#include <metaguard/offload_checks.h>
 #include <metaguard/policy.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>

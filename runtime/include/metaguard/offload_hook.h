@@ -9,6 +9,7 @@
 #pragma once
 
 #include <metaguard/errors.h>
+#include <metaguard/offload_checks.h>
 
 #include <torch/nn/module.h>
 #include <torch/types.h>
@@ -49,27 +50,6 @@ void remove_hook_from_module(torch::nn::Module &module, bool recurse = false);
 // is gone, whose tensor was replaced, or which was moved off the meta device
 // (also every meta parameter that no hook covers). Applies the Policy.
 void verify_dispatch(const torch::nn::Module &model);
-
-// Debug checks: whether every OnloadGuard runs the full verify_dispatch
-// check on its subtree before materialising, and whether an operator that
-// writes into an offloaded parameter (copy_, add_, ...) raises OffloadError
-// instead of writing into a copy that is thrown away. On when the program
-// has a translation unit compiled without NDEBUG that includes this header
-// (your debug build, whatever build libmetaguard came from), off otherwise;
-// set_verify_on_materialise decides explicitly. The cheap checks (replaced or
-// moved parameters, parameters whose hook was removed) always run.
-void set_verify_on_materialise(bool on);
-bool verify_on_materialise();
-
-namespace detail {
-// Called once at start-up by each debug translation unit; returns true.
-bool note_debug_translation_unit() noexcept;
-#ifndef NDEBUG
-// Internal linkage: one per translation unit, so debug and release units
-// can share a program without an ODR conflict.
-[[maybe_unused]] static const bool debug_translation_unit = note_debug_translation_unit();
-#endif
-} // namespace detail
 
 // Materialises the offloaded parameters of `module` and its submodules on
 // their execution device for the guard's lifetime, then returns them to meta.

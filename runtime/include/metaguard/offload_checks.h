@@ -1,0 +1,29 @@
+// Whether the offload runtime runs its debug checks, and how a debug build
+// turns them on. Included by offload_hook.h; a header of its own so that the
+// offload dispatch fallback can read the setting without the hook API.
+#pragma once
+
+namespace metaguard {
+
+// Debug checks: whether every OnloadGuard runs the full verify_dispatch
+// check on its subtree before materialising, and whether an operator that
+// writes into an offloaded parameter (copy_, add_, ...) raises OffloadError
+// instead of writing into a copy that is thrown away. On when the program
+// has a translation unit compiled without NDEBUG that includes this header
+// (your debug build, whatever build libmetaguard came from), off otherwise;
+// set_verify_on_materialise decides explicitly. The cheap checks (replaced or
+// moved parameters, parameters whose hook was removed) always run.
+void set_verify_on_materialise(bool on);
+bool verify_on_materialise();
+
+namespace detail {
+// Called once at start-up by each debug translation unit; returns true.
+bool note_debug_translation_unit() noexcept;
+#ifndef NDEBUG
+// Internal linkage: one per translation unit, so debug and release units
+// can share a program without an ODR conflict.
+[[maybe_unused]] static const bool debug_translation_unit = note_debug_translation_unit();
+#endif
+} // namespace detail
+
+} // namespace metaguard
