@@ -81,9 +81,8 @@ std::vector<Budget> ordered_budgets(const MaxMemory &max_memory) {
 // Bytes of every module and tensor name, each counted in all its prefixes
 // ("" is the whole model). A tensor held under several names (a tie) counts
 // once, under the first, as PyTorch's named_parameters lists it.
-std::map<std::string, std::int64_t> compute_module_sizes(const Module &model) {
+std::map<std::string, std::int64_t> compute_module_sizes(const Module &model, const detail::TieGroups &groups) {
   std::map<std::string, std::size_t> group_of;
-  const auto groups = detail::tied_groups(model);
   for (std::size_t i = 0; i < groups.size(); ++i)
     for (const auto &name : groups[i])
       group_of.emplace(name, i);
@@ -217,8 +216,8 @@ void clean_device_map(std::vector<std::pair<std::string, std::string>> &map, con
 // accelerate's get_balanced_memory: caps every GPU but the last at an even
 // share of the model plus a margin (low_zero leaves GPU 0 as empty as
 // possible). Without GPUs the budgets are returned unchanged.
-std::vector<Budget> balanced_budgets(const Module &model, std::vector<Budget> budgets, bool user_set,
-                                     const std::vector<std::string> &no_split, bool low_zero) {
+std::vector<Budget> balanced_budgets(const Module &model, const detail::TieGroups &ties, std::vector<Budget> budgets,
+                                     bool user_set, const std::vector<std::string> &no_split, bool low_zero) {
   std::vector<std::size_t> gpus;
   for (std::size_t i = 0; i < budgets.size(); ++i)
     if (is_gpu(budgets[i].device) && budgets[i].bytes > 0)
@@ -230,7 +229,7 @@ std::vector<Budget> balanced_budgets(const Module &model, std::vector<Budget> bu
     if (!user_set)
       budgets[gpus[0]].bytes = static_cast<std::int64_t>(budgets[gpus[0]].bytes * 0.9);
   }
-  auto sizes = compute_module_sizes(model);
+  auto sizes = compute_module_sizes(model, ties);
   const std::int64_t total = sizes[""];
   const std::int64_t n = static_cast<std::int64_t>(gpus.size());
   std::int64_t per_gpu = total / (low_zero ? n - 1 : n);
@@ -282,8 +281,7 @@ bool inside(const std::string &name, const std::string &tensor) {
 }
 
 // The tied parameters outside `name` whose group has a member inside it.
-std::vector<std::string> ties_leaving(const std::string &name,
-                                      const std::vector<std::vector<std::string>> &groups) {
+std::vector<std::string> ties_leaving(const std::string &name, const detail::TieGroups &groups) {
   std::vector<std::string> outside;
   for (const auto &group : groups) {
     const bool any = std::any_of(group.begin(), group.end(), [&](const std::string &t) { return inside(name, t); });
@@ -346,7 +344,7 @@ bool split_in_place(std::vector<Item> &todo, const std::string &name, const std:
   return true;
 }
 
-DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &budgets,
+DeviceMap infer_from_budgets(const Module &model, const detail::TieGroups &groups, const std::vector<Budget> &budgets,
                              const std::vector<std::string> &no_split) {
   std::vector<std::string> devices;
   devices.reserve(budgets.size() + 1);
@@ -369,8 +367,7 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
     return std::int64_t{0};
   };
 
-  const auto sizes = compute_module_sizes(model);
-  const auto groups = detail::tied_groups(model);
+  const auto sizes = compute_module_sizes(model, groups);
   std::vector<Item> todo;
   for (const auto &p : model.named_parameters(false))
     todo.push_back({p.key(), nullptr});
@@ -451,20 +448,22 @@ DeviceMap infer_from_budgets(const Module &model, const std::vector<Budget> &bud
 
 DeviceMap infer_auto_device_map(const torch::nn::Module &model, const MaxMemory &max_memory,
                                 const std::vector<std::string> &no_split_modules) {
-  return infer_from_budgets(model, ordered_budgets(max_memory), no_split_modules);
+  return infer_from_budgets(model, detail::tied_groups(model), ordered_budgets(max_memory), no_split_modules);
 }
 
 DeviceMap resolve_device_map(const torch::nn::Module &model, const DeviceMap &map, const MaxMemory &max_memory,
                              const std::vector<std::string> &no_split_modules) {
   using S = DeviceMap::Strategy;
+  // Planning and the placement check read the ties; find them once.
+  const detail::TieGroups ties = detail::tied_groups(model);
   DeviceMap resolved = map;
   if (map.strategy() != S::Explicit) {
     auto budgets = ordered_budgets(max_memory);
     // As transformers does: every strategy but "sequential" balances GPUs.
     if (map.strategy() != S::Sequential)
-      budgets = balanced_budgets(model, budgets, !max_memory.empty(), no_split_modules,
+      budgets = balanced_budgets(model, ties, budgets, !max_memory.empty(), no_split_modules,
                                  map.strategy() == S::BalancedLow0);
-    resolved = infer_from_budgets(model, budgets, no_split_modules);
+    resolved = infer_from_budgets(model, ties, budgets, no_split_modules);
   }
   std::vector<std::string> uncovered;
   for (const auto &p : model.named_parameters(true))
@@ -481,7 +480,7 @@ DeviceMap resolve_device_map(const torch::nn::Module &model, const DeviceMap &ma
     msg << "; add an entry for each (or for a module prefix that contains them), or {\"\": device} as a default";
     throw Error(msg.str());
   }
-  detail::check_tied_placements(model, resolved);
+  detail::check_tied_placements(ties, resolved);
   return resolved;
 }
 

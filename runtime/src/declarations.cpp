@@ -56,7 +56,7 @@ bool shares_memory(const torch::Tensor &a, const torch::Tensor &b) {
          a.dtype() == b.dtype();
 }
 
-std::vector<std::vector<std::string>> tied_groups(const torch::nn::Module &root) {
+TieGroups tied_groups(const torch::nn::Module &root) {
   // Union-find over names: one tensor object, or a declared tie, joins two.
   std::map<std::string, std::string> parent;
   auto find = [&](std::string name) {
@@ -84,7 +84,7 @@ std::vector<std::vector<std::string>> tied_groups(const torch::nn::Module &root)
   std::map<std::string, std::vector<std::string>> groups;
   for (const auto &[name, ignored] : parent)
     groups[find(name)].push_back(name);
-  std::vector<std::vector<std::string>> tied;
+  TieGroups tied;
   for (auto &[root_name, names] : groups)
     if (names.size() > 1)
       tied.push_back(std::move(names)); // sorted: the map's order

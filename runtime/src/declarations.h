@@ -32,6 +32,7 @@ bool shares_memory(const torch::Tensor &a, const torch::Tensor &b);
 // their first name: accelerate's find_tied_parameters (names sharing one
 // tensor object), joined with the declared ties whose two names exist (a
 // declared tie the constructor did not make is made by loading).
-std::vector<std::vector<std::string>> tied_groups(const torch::nn::Module &root);
+using TieGroups = std::vector<std::vector<std::string>>;
+TieGroups tied_groups(const torch::nn::Module &root);
 
 } // namespace metaguard::detail

@@ -180,7 +180,7 @@ DeviceMap resolve_placements(const torch::nn::Module &module, const std::vector<
   if (!uncovered.empty())
     throw Error("LoadOptions.device_map places no entry over " + join(uncovered) +
                 "; add entries for them (or \"\" for everything else)");
-  detail::check_tied_placements(module, map);
+  detail::check_tied_placements(detail::tied_groups(module), map);
   return map;
 }
 

@@ -1,5 +1,4 @@
 #include "tied_placements.h"
-#include "declarations.h"
 
 #include <metaguard/errors.h>
 
@@ -7,8 +6,8 @@
 
 namespace metaguard::detail {
 
-void check_tied_placements(const torch::nn::Module &model, const DeviceMap &map) {
-  for (const auto &group : tied_groups(model)) {
+void check_tied_placements(const TieGroups &ties, const DeviceMap &map) {
+  for (const auto &group : ties) {
     std::optional<std::pair<std::string, Placement>> first;
     for (const auto &name : group) {
       const auto placement = map.placement_for(name);

@@ -6,12 +6,12 @@
 
 #include <metaguard/device_map.h>
 
-#include <torch/nn/module.h>
+#include "declarations.h"
 
 namespace metaguard::detail {
 
-// Throws Error naming the first tie of `model` (see tied_groups) whose
+// Throws Error naming the first of the model's ties (tied_groups) whose
 // parameters `map` places differently, and both placements.
-void check_tied_placements(const torch::nn::Module &model, const DeviceMap &map);
+void check_tied_placements(const TieGroups &ties, const DeviceMap &map);
 
 } // namespace metaguard::detail
