@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   write_file(index, as_text(data, size));
   expect_typed_errors([&] {
     const metaguard::SafetensorsCheckpoint checkpoint(index);
-    for (const auto &file : checkpoint.files())
+    for (const auto &file : checkpoint.shard_files())
       if (file.path().parent_path() != dir)
         violated("the index made the reader open a file outside the checkpoint folder");
     if (checkpoint.names().size() != 3)

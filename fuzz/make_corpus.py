@@ -217,6 +217,106 @@ def load_weights_seeds():
     yield "header_length_bomb", struct.pack("<Q", 1 << 62)
 
 
+def pk_text(text):
+    data = text.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def pk_int(n):
+    return b"J" + struct.pack("<i", n)
+
+
+def pk_tuple(values):
+    return b"(" + b"".join(pk_int(v) for v in values) + b"t"
+
+
+def state_dict_pickle(entries, extra=b"", legacy=False):
+    """torch.save's pickle (protocol 2) of an OrderedDict of tensors; entries:
+    (name, storage class, storage key, numel, offset, sizes, strides)."""
+    out = b"\x80\x02ccollections\nOrderedDict\nq\x00)R("
+    for name, storage, key, numel, offset, sizes, strides in entries:
+        out += pk_text(name) + b"ctorch._utils\n_rebuild_tensor_v2\n(("
+        out += pk_text("storage") + b"ctorch\n" + storage.encode() + b"\n" + pk_text(key)
+        out += pk_text("cpu") + pk_int(numel) + (b"N" if legacy else b"") + b"tQ" + pk_int(offset)
+        out += pk_tuple(sizes) + pk_tuple(strides) + b"\x89h\x00)RtR"
+    return out + extra + b"u."
+
+
+def torch_zip(pickle, storages, byteorder=b"little"):
+    """The zip archive torch.save writes (stored, a top folder per file)."""
+    import io
+    import zipfile
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        def put(name, data):
+            info = zipfile.ZipInfo("archive/" + name, date_time=(2020, 1, 1, 0, 0, 0))
+            archive.writestr(info, data)
+        put("data.pkl", pickle)
+        put("byteorder", byteorder)
+        for key, data in storages.items():
+            put("data/" + key, data)
+        put("version", b"3\n")
+    return buffer.getvalue()
+
+
+LEGACY_MAGIC = b"\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"
+
+
+def legacy_file(entries, storages, little_endian=True):
+    """torch.save's format before PyTorch 1.6: magic number, protocol
+    version, system information, the state dict, the storage keys, then each
+    storage as an 8-byte element count and its bytes."""
+    out = b"\x80\x02" + LEGACY_MAGIC + b"."
+    out += b"\x80\x02M\xe9\x03."
+    out += (b"\x80\x02}(" + pk_text("protocol_version") + b"M\xe9\x03" + pk_text("little_endian") +
+            (b"\x88" if little_endian else b"\x89") + b"u.")
+    out += state_dict_pickle(entries, legacy=True)
+    out += b"\x80\x02](" + b"".join(pk_text(key) for key in storages) + b"e."
+    for key, (numel, data) in storages.items():
+        out += struct.pack("<q", numel) + data
+    return out
+
+
+def pytorch_bin_seeds():
+    weight = f32(*[i / 4 for i in range(6)])
+    entries = [("fc.weight", "FloatStorage", "0", 6, 0, [2, 3], [3, 1]),
+               ("fc.bias", "FloatStorage", "1", 2, 0, [2], [1])]
+    storages = {"0": weight, "1": f32(0.5, -0.5)}
+    valid = torch_zip(state_dict_pickle(entries), storages)
+    transposed = [("t", "FloatStorage", "0", 6, 0, [3, 2], [1, 3])]
+    yield "valid", valid
+    yield "transposed_view", torch_zip(state_dict_pickle(transposed), storages)
+    yield "shared_storage_offset", torch_zip(state_dict_pickle(
+        [("a", "FloatStorage", "0", 6, 2, [4], [1]), ("b", "FloatStorage", "0", 6, 0, [2], [1])]),
+        storages)
+    yield "bfloat16_and_bool", torch_zip(state_dict_pickle(
+        [("h", "BFloat16Storage", "0", 2, 0, [2], [1]), ("m", "BoolStorage", "1", 3, 0, [3], [1])]),
+        {"0": b"\x80\x3f\x00\x40", "1": b"\x01\x00\x02"})
+    yield "view_past_storage", torch_zip(state_dict_pickle(
+        [("a", "FloatStorage", "0", 6, 4, [3], [1])]), storages)
+    yield "storage_larger_than_record", torch_zip(state_dict_pickle(
+        [("a", "FloatStorage", "0", 1 << 30, 0, [1 << 30], [1])]), storages)
+    yield "missing_storage", torch_zip(state_dict_pickle(
+        [("a", "FloatStorage", "7", 6, 0, [6], [1])]), storages)
+    yield "os_system", torch_zip(b"\x80\x02cposix\nsystem\nq\x00" + pk_text("true") +
+                                 b"\x85R.", {})
+    yield "training_checkpoint", torch_zip(state_dict_pickle(
+        entries, extra=pk_text("epoch") + pk_int(3)), storages)
+    yield "not_a_dict", torch_zip(b"\x80\x02" + pk_int(7) + b".", {})
+    yield "truncated_pickle", torch_zip(state_dict_pickle(entries)[:-20], storages)
+    yield "big_endian", torch_zip(state_dict_pickle(entries), storages, byteorder=b"big")
+    yield "memo_read_before_write", torch_zip(b"\x80\x02h\x05.", {})
+    legacy_storages = {"0": (6, weight), "1": (2, f32(0.5, -0.5))}
+    yield "legacy_valid", legacy_file(entries, legacy_storages)
+    yield "legacy_truncated_header", b"\x80\x02" + LEGACY_MAGIC + b".\x80\x02M\xe9\x03."
+    yield "legacy_big_endian", legacy_file(entries, legacy_storages, little_endian=False)
+    yield "legacy_count_mismatch", legacy_file(entries, {"0": (5, weight), "1": (2, f32(0.5, -0.5))})
+    yield "legacy_truncated_storage", legacy_file(entries, legacy_storages)[:-6]
+    yield "git_lfs_pointer", LFS
+    yield "truncated_archive", valid[: len(valid) // 2]
+    yield "empty_file", b""
+
+
 TARGETS = {
     "safetensors": safetensors_seeds,
     "sharded_index": index_seeds,
@@ -224,6 +324,7 @@ TARGETS = {
     "config": config_seeds,
     "sizes": size_seeds,
     "load_weights": load_weights_seeds,
+    "pytorch_bin": pytorch_bin_seeds,
 }
 
 

@@ -40,7 +40,7 @@ struct KeyRule {
 // adds it.
 KeyRule key_rule(const std::string &prefix,
                  const std::vector<std::string> &model_names,
-                 const SafetensorsCheckpoint &checkpoint) {
+                 const CheckpointReader &checkpoint) {
   if (prefix.empty())
     return {};
   auto has = [&](const std::vector<std::string> &names) {
@@ -64,7 +64,7 @@ KeyRule key_rule(const std::string &prefix,
 // the target's values). A group of which the checkpoint has nothing is left
 // out: its members are missing.
 std::map<std::string, std::string> tied_sources(const TiedWeights &tied, const KeyRule &rule,
-                                                const SafetensorsCheckpoint &checkpoint) {
+                                                const CheckpointReader &checkpoint) {
   std::map<std::string, std::vector<std::string>> groups; // source -> targets
   for (const auto &[target, source] : tied)
     groups[source].push_back(target);
@@ -89,7 +89,7 @@ std::map<std::string, std::string> tied_sources(const TiedWeights &tied, const K
 } // namespace
 
 CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
-                               const SafetensorsCheckpoint &checkpoint) {
+                               const CheckpointReader &checkpoint) {
   const Declarations declared = declarations_of(module);
   std::vector<std::string>
       names; // persistent tensors, the ones a checkpoint holds

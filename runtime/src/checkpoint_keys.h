@@ -6,7 +6,7 @@
 // unexpected reports.
 #pragma once
 
-#include <metaguard/checkpoint.h>
+#include <metaguard/checkpoint_reader.h>
 
 #include "declarations.h"
 
@@ -28,7 +28,7 @@ struct TieWithTwoCopies {
 class CheckpointKeys {
 public:
   CheckpointKeys(const torch::nn::Module &module,
-                 const SafetensorsCheckpoint &checkpoint);
+                 const CheckpointReader &checkpoint);
 
   // The checkpoint key the tensor `name` of the model is read from, or
   // nullptr when the checkpoint has none for it.

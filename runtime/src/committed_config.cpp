@@ -1,9 +1,6 @@
 #include "committed_config.h"
 
-#include <metaguard/checkpoint.h>
-#include <metaguard/safetensors.h>
-
-#include <nlohmann/json.hpp>
+#include <metaguard/checkpoint_reader.h>
 
 #include <fstream>
 #include <iterator>
@@ -23,26 +20,15 @@ std::optional<std::string> read_text(const std::filesystem::path &file) {
 // What the file a load reads the weights from says the config is. Any
 // problem with that file is the weights' loader's to report, not ours.
 std::optional<std::string> committed_text(const std::filesystem::path &dir) {
-  std::error_code error;
   try {
-    if (std::filesystem::is_regular_file(dir / kSafetensorsWeightsName, error)) {
-      const SafetensorsFile file(dir / kSafetensorsWeightsName);
-      const auto found = file.metadata().find(kCommittedConfigKey);
-      if (found == file.metadata().end())
-        return std::nullopt;
-      return found->second;
-    }
-    const auto index = read_text(dir / kSafetensorsIndexName);
-    if (!index)
+    const auto layout = find_checkpoint(dir);
+    if (!layout || layout->format != CheckpointFormat::Safetensors)
       return std::nullopt;
-    const auto json = nlohmann::json::parse(*index, nullptr, /*allow_exceptions=*/false);
-    const auto metadata = json.is_object() ? json.find("metadata") : json.end();
-    if (metadata == json.end() || !metadata->is_object())
+    const auto metadata = open_checkpoint(layout->file)->metadata();
+    const auto found = metadata.find(kCommittedConfigKey);
+    if (found == metadata.end())
       return std::nullopt;
-    const auto text = metadata->find(kCommittedConfigKey);
-    if (text == metadata->end() || !text->is_string())
-      return std::nullopt;
-    return text->get<std::string>();
+    return found->second;
   } catch (const std::exception &) {
     return std::nullopt;
   }

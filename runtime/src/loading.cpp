@@ -3,7 +3,7 @@
 #include <metaguard/dtype.h>
 #include <metaguard/loading.h>
 #include <metaguard/policy.h>
-#include <metaguard/safetensors_weights_map.h>
+#include <metaguard/checkpoint_weights_map.h>
 
 #include "checkpoint_keys.h"
 #include "tied_placements.h"
@@ -77,7 +77,7 @@ torch::Dtype target_dtype(const torch::Tensor &slot, const LoadOptions &options)
 
 // Missing/unexpected keys, shape mismatches and unloadable dtypes, all found
 // before any slot changes: a failed load leaves the module as it was.
-void check_keys(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
+void check_keys(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
                 const detail::CheckpointKeys &keys, const LoadOptions &options) {
   const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
   std::vector<std::string> mismatched;
@@ -94,7 +94,7 @@ void check_keys(const std::vector<Slot> &slots, const SafetensorsCheckpoint &che
     else if (!torch_dtype_from_safetensors(info.dtype))
       throw FormatError(where + ": " + named + " has dtype " + info.dtype +
                         ", which LibTorch 1.13 cannot hold (file '" +
-                        checkpoint.file_of(*key).path().string() + "')");
+                        checkpoint.path_of(*key).string() + "')");
   }
   const std::string note = keys.prefix_note().empty() ? "" : " (" + keys.prefix_note() + ")";
   if (!mismatched.empty())
@@ -132,7 +132,7 @@ bool same_values(const torch::Tensor &a, const torch::Tensor &b) {
 // two copies are equal and otherwise keeps each copy and breaks the tie.
 // A model whose two names are one tensor cannot hold two values: that is
 // refused (strict) or loaded tied with the source's value, with a warning.
-void decide_ties(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
+void decide_ties(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
                  detail::CheckpointKeys &keys, const LoadOptions &options) {
   const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
   for (const auto &tie : keys.ties_with_two_copies()) {
@@ -205,7 +205,7 @@ torch::Device execution_device(const DeviceMap &resolved) {
 
 // Missing tensors still on meta would make a silently empty model: give
 // them zeros on their device and say so.
-void zero_missing_meta(const std::vector<Slot> &slots, const SafetensorsCheckpoint &checkpoint,
+void zero_missing_meta(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
                        const detail::CheckpointKeys &keys, const DeviceMap &resolved,
                        const DeviceMap &requested) {
   std::vector<std::string> zeroed;
@@ -263,14 +263,14 @@ DeviceMap load_device_map(const char *api, const std::filesystem::path &dir,
   return DeviceMap::on(torch::kCPU);
 }
 
-std::shared_ptr<const SafetensorsCheckpoint>
-open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const LoadOptions &options) {
+std::shared_ptr<const CheckpointReader>
+open_weights(const std::filesystem::path &dir, const DeviceMap &map, const LoadOptions &options) {
   SafetensorsOptions reader = options.safetensors;
   // Everything will be read in place on the CPU: fault the files in with one
   // sequential pass now rather than page by page later.
   reader.populate = !options.dtype && is_single_placement(map) &&
                     !map.entries().at("").is_disk() && map.entries().at("").device().is_cpu();
-  return std::make_shared<const SafetensorsCheckpoint>(dir, reader);
+  return open_checkpoint(dir, reader);
 }
 
 bool has_buffers(const torch::nn::Module &module) {
@@ -280,7 +280,7 @@ bool has_buffers(const torch::nn::Module &module) {
   return false;
 }
 
-bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
+bool checkpoint_covers(const torch::nn::Module &module, const CheckpointReader &checkpoint) {
   const CheckpointKeys keys(module, checkpoint);
   for (const auto &slot : slots_of(module))
     if (!keys.source_of(slot.name))
@@ -288,14 +288,14 @@ bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpo
   return true;
 }
 
-void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint) {
+void prepare_skeleton(torch::nn::Module &module, const CheckpointReader &checkpoint) {
   const CheckpointKeys keys(module, checkpoint);
   release_to_meta(module, /*include_buffers=*/true,
                   [&](const std::string &name) { return keys.source_of(name) != nullptr; });
 }
 
 void load_checkpoint(torch::nn::Module &module,
-                     const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
+                     const std::shared_ptr<const CheckpointReader> &checkpoint,
                      const DeviceMap &map, const LoadOptions &options) {
   const auto slots = slots_of(module);
   CheckpointKeys keys(module, *checkpoint);
@@ -342,7 +342,7 @@ void load_checkpoint(torch::nn::Module &module,
                ? disk_dtypes.erase(it)
                : std::next(it);
     attach_offload_hooks(module, resolved,
-                         std::make_shared<SafetensorsWeightsMap>(checkpoint, std::move(disk_dtypes),
+                         std::make_shared<CheckpointWeightsMap>(checkpoint, std::move(disk_dtypes),
                                                                  keys.renamed()));
   }
 }
@@ -352,7 +352,7 @@ void load_checkpoint(torch::nn::Module &module,
 void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
                   const LoadOptions &options) {
   const DeviceMap map = detail::load_device_map("load_weights", dir, options);
-  const auto checkpoint = detail::open_checkpoint(dir, map, options);
+  const auto checkpoint = detail::open_weights(dir, map, options);
   detail::load_checkpoint(module, checkpoint, map, options);
 }
 

@@ -52,6 +52,9 @@ struct SafetensorsData {
   // bypass the shared mapping.
   UniqueFd fd;
   bool copy_on_load = false;
+  // What errors call the file: the storages of a torch.save archive are
+  // read here too.
+  const char *label = "safetensors file";
 };
 
 } // namespace detail
@@ -76,6 +79,15 @@ std::string shape_text(const std::vector<std::int64_t> &shape) {
 [[noreturn]] void fail_tensor(const std::filesystem::path &path, const std::string &tensor,
                               const std::string &reason) {
   fail(path, "tensor '" + tensor + "': " + reason);
+}
+
+[[noreturn]] void fail(const SafetensorsData &data, const std::string &reason) {
+  throw FormatError(std::string(data.label) + " '" + data.path.string() + "': " + reason);
+}
+
+[[noreturn]] void fail_tensor(const SafetensorsData &data, const std::string &tensor,
+                              const std::string &reason) {
+  fail(data, "tensor '" + tensor + "': " + reason);
 }
 
 // Bytes taken by `shape` elements of `bits` bits each, with every product
@@ -161,16 +173,16 @@ std::map<std::string, std::string> parse_metadata(const std::filesystem::path &p
 
 void parse_header(SafetensorsData &data, std::string_view header) {
   if (const auto bad = detail::find_invalid_utf8(header))
-    fail(data.path, "header is not valid UTF-8 (byte " + std::to_string(*bad + 8) +
+    fail(data, "header is not valid UTF-8 (byte " + std::to_string(*bad + 8) +
                         " of the file)");
   nlohmann::json json;
   try {
     json = detail::parse_json_strict(header);
   } catch (const std::runtime_error &e) {
-    fail(data.path, std::string("header is not usable JSON: ") + e.what());
+    fail(data, std::string("header is not usable JSON: ") + e.what());
   }
   if (!json.is_object())
-    fail(data.path, "header is not a JSON object");
+    fail(data, "header is not a JSON object");
   for (const auto &[key, value] : json.items()) {
     if (key == "__metadata__")
       data.metadata = parse_metadata(data.path, value);
@@ -193,29 +205,29 @@ void validate_layout(SafetensorsData &data) {
     const std::string offsets =
         "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
     if (t.end < t.begin)
-      fail_tensor(data.path, t.name, offsets + " end before they begin");
+      fail_tensor(data, t.name, offsets + " end before they begin");
     if (t.begin > expected)
-      fail_tensor(data.path, t.name,
+      fail_tensor(data, t.name,
                   offsets + " leave a gap: data bytes [" + std::to_string(expected) + ", " +
                       std::to_string(t.begin) + ") belong to no tensor");
     if (t.begin < expected)
-      fail_tensor(data.path, t.name,
+      fail_tensor(data, t.name,
                   offsets + " overlap tensor '" + *previous + "', which ends at " +
                       std::to_string(expected));
     bool whole_bytes = true;
     const std::optional<int> bits = safetensors_dtype_bits(t.dtype);
     if (!bits)
-      fail_tensor(data.path, t.name, "has the unknown dtype '" + t.dtype + "'");
+      fail_tensor(data, t.name, "has the unknown dtype '" + t.dtype + "'");
     const auto needed = checked_nbytes(t.shape, *bits, &whole_bytes);
     if (!needed)
-      fail_tensor(data.path, t.name,
+      fail_tensor(data, t.name,
                   "shape " + shape_text(t.shape) + " of " + t.dtype + " overflows 64-bit sizes");
     if (!whole_bytes)
-      fail_tensor(data.path, t.name,
+      fail_tensor(data, t.name,
                   "shape " + shape_text(t.shape) + " of " + t.dtype +
                       " does not fill a whole number of bytes");
     if (*needed != static_cast<std::uint64_t>(t.end - t.begin))
-      fail_tensor(data.path, t.name,
+      fail_tensor(data, t.name,
                   "shape " + shape_text(t.shape) + " of " + t.dtype + " needs " +
                       std::to_string(*needed) + " bytes but " + offsets + " hold " +
                       std::to_string(t.end - t.begin));
@@ -223,11 +235,11 @@ void validate_layout(SafetensorsData &data) {
     previous = &t.name;
   }
   if (expected > data_size)
-    fail(data.path, "tensors need " + std::to_string(expected) +
+    fail(data, "tensors need " + std::to_string(expected) +
                         " bytes of data but the file holds only " + std::to_string(data_size) +
                         " after the header (truncated file?)");
   if (expected < data_size)
-    fail(data.path, "the file has " + std::to_string(data_size - expected) +
+    fail(data, "the file has " + std::to_string(data_size - expected) +
                         " bytes after the end of the last tensor");
 }
 
@@ -244,12 +256,12 @@ std::uint64_t read_header_length(int fd, const SafetensorsData &data) {
   std::string probe(probe_size, '\0');
   detail::read_exact(fd, data.path, probe.data(), probe.size(), 0);
   if (probe == kLfsPointerStart)
-    fail(data.path, "this is a git-lfs pointer file (" + std::to_string(data.file_size) +
+    fail(data, "this is a git-lfs pointer file (" + std::to_string(data.file_size) +
                         " bytes of text), not the weights: the checkpoint was cloned without "
                         "git-lfs; run `git lfs install && git lfs pull` in its repository or "
                         "download the files with huggingface_hub");
   if (data.file_size < 8)
-    fail(data.path, "the file is " + std::to_string(data.file_size) +
+    fail(data, "the file is " + std::to_string(data.file_size) +
                         " bytes long, too short for the 8-byte header length");
   unsigned char length[8];
   detail::read_exact(fd, data.path, length, sizeof length, 0);
@@ -279,7 +291,7 @@ std::shared_ptr<detail::Mapping> map_file(int fd, const SafetensorsData &data, b
   mapping->address = ::mmap(nullptr, mapping->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (mapping->address == MAP_FAILED) {
     mapping->address = nullptr;
-    fail(data.path, "cannot map the file: " + detail::errno_text(errno));
+    fail(data, "cannot map the file: " + detail::errno_text(errno));
   }
   if (!populate)
     return mapping;
@@ -291,10 +303,10 @@ std::shared_ptr<detail::Mapping> map_file(int fd, const SafetensorsData &data, b
   mapping->address = ::mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (mapping->address == MAP_FAILED) {
     mapping->address = nullptr;
-    fail(data.path, "cannot map the file: " + detail::errno_text(errno));
+    fail(data, "cannot map the file: " + detail::errno_text(errno));
   }
   if (::mprotect(mapping->address, mapping->size, PROT_READ | PROT_WRITE) != 0)
-    fail(data.path, "cannot make the private mapping writable: " + detail::errno_text(errno));
+    fail(data, "cannot make the private mapping writable: " + detail::errno_text(errno));
   return mapping;
 }
 
@@ -332,6 +344,43 @@ std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &pa
   return data;
 }
 
+std::shared_ptr<const SafetensorsData> open_tensor_file(const std::filesystem::path &path,
+                                                        std::vector<TensorInfo> tensors,
+                                                        const SafetensorsOptions &options) {
+  auto data = std::make_shared<SafetensorsData>();
+  data->path = path;
+  data->label = "PyTorch checkpoint";
+  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    fail(*data, "cannot open: " + detail::errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    fail(*data, "cannot stat: " + detail::errno_text(errno));
+  data->file_size = st.st_size;
+  for (const auto &t : tensors) {
+    const std::optional<int> bits = safetensors_dtype_bits(t.dtype);
+    bool whole_bytes = true;
+    const auto needed = bits ? checked_nbytes(t.shape, *bits, &whole_bytes) : std::nullopt;
+    if (!needed || !whole_bytes || t.begin < 0 || t.end < t.begin ||
+        *needed != static_cast<std::uint64_t>(t.end - t.begin))
+      fail_tensor(*data, t.name, "its bytes [" + std::to_string(t.begin) + ", " +
+                                    std::to_string(t.end) + ") do not hold shape " +
+                                    shape_text(t.shape) + " of " + t.dtype);
+    if (t.end > data->file_size)
+      fail_tensor(*data, t.name, "its bytes end at " + std::to_string(t.end) + ", past the end of the " +
+                                    std::to_string(data->file_size) + "-byte file (truncated file?)");
+  }
+  data->tensors = std::move(tensors);
+  index_names(*data);
+  if (data->file_size > 0)
+    data->mapping = map_file(fd.get(), *data, options.populate);
+  else
+    data->mapping = std::make_shared<detail::Mapping>();
+  data->fd = std::move(fd);
+  data->copy_on_load = options.copy_on_load;
+  return data;
+}
+
 // LibTorch's BOOL is one byte holding 0 or 1; other bytes are undefined
 // behaviour in its kernels, so they are rejected rather than loaded.
 void check_bool_bytes(const SafetensorsData &data, const TensorInfo &info, const char *bytes,
@@ -343,7 +392,7 @@ void check_bool_bytes(const SafetensorsData &data, const TensorInfo &info, const
         bad = i;
   });
   if (bad >= 0)
-    fail_tensor(data.path, info.name,
+    fail_tensor(data, info.name,
                 "BOOL element " + std::to_string(first + bad) + " is byte " +
                     std::to_string(static_cast<unsigned char>(bytes[bad])) +
                     "; only 0 and 1 are booleans");
@@ -367,7 +416,7 @@ torch::Tensor read_copy(const SafetensorsData &data, const TensorInfo &info, tor
 torch::Dtype loadable_dtype(const SafetensorsData &data, const TensorInfo &info) {
   const auto dtype = torch_dtype_from_safetensors(info.dtype);
   if (!dtype)
-    fail_tensor(data.path, info.name,
+    fail_tensor(data, info.name,
                 "dtype " + info.dtype +
                     " has no LibTorch 1.13 equivalent, so it cannot be loaded (the file's "
                     "other tensors can still be read by name)");
@@ -550,7 +599,7 @@ bool SafetensorsFile::contains(std::string_view name) const {
 const TensorInfo &SafetensorsFile::info(std::string_view name) const {
   const auto it = data_->index.find(name);
   if (it == data_->index.end())
-    fail_tensor(data_->path, std::string(name), "no tensor of that name in the file");
+    fail_tensor(*data_, std::string(name), "no tensor of that name in the file");
   return data_->tensors[it->second];
 }
 
@@ -603,5 +652,14 @@ torch::Tensor SafetensorsFile::tensor(std::string_view name, torch::Dtype dtype,
   }
   return out;
 }
+
+namespace detail {
+
+SafetensorsFile map_tensor_file(const std::filesystem::path &path, std::vector<TensorInfo> tensors,
+                                const SafetensorsOptions &options) {
+  return SafetensorsFile(open_tensor_file(path, std::move(tensors), options));
+}
+
+} // namespace detail
 
 } // namespace metaguard

@@ -106,18 +106,21 @@ bool is_file(const std::filesystem::path &path) {
   return std::filesystem::is_regular_file(std::filesystem::symlink_status(path, error));
 }
 
-// The files a load of `dir` uses now (SafetensorsCheckpoint's rule:
+// The safetensors files a load of `dir` uses now (find_checkpoint's rule:
 // model.safetensors when present, else the index and the shards it names).
-// An unreadable index names no shards; its files are then left alone.
+// An unreadable index names no shards; its files are then left alone. A
+// PyTorch checkpoint is not ours to replace: the save goes beside it, and
+// loads prefer safetensors.
 std::set<std::string> published_files(const std::filesystem::path &dir) {
   std::set<std::string> files;
-  if (is_file(dir / kSafetensorsWeightsName))
-    files.insert(kSafetensorsWeightsName);
-  if (!is_file(dir / kSafetensorsIndexName))
+  const auto layout = find_checkpoint(dir);
+  if (!layout || layout->format != CheckpointFormat::Safetensors || !is_file(layout->file))
     return files;
-  files.insert(kSafetensorsIndexName);
+  files.insert(layout->file.filename().string());
+  if (!layout->sharded)
+    return files;
   try {
-    std::ifstream in(dir / kSafetensorsIndexName, std::ios::binary);
+    std::ifstream in(layout->file, std::ios::binary);
     const auto index = nlohmann::json::parse(in);
     for (const auto &[tensor, file] : index.at("weight_map").items())
       if (file.is_string() && file.get<std::string>().find('/') == std::string::npos)

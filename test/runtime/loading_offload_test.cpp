@@ -1,6 +1,6 @@
 // from_pretrained / load_weights with device maps that offload to disk: the
 // disk parameters are read from the checkpoint shards on demand through
-// SafetensorsWeightsMap (nothing is copied to an offload folder), and the
+// CheckpointWeightsMap (nothing is copied to an offload folder), and the
 // model computes exactly what the in-memory one does.
 #include <metaguard/metaguard.h>
 

@@ -157,7 +157,7 @@ TEST_P(OffloadIsolationTest, ZeroCopyViewsOfTheFileDoNotReachPrivateTensors) {
   torch::NoGradGuard no_grad;
   checkpoint.tensor(name).add_(5); // the file's shared private mapping
   EXPECT_TRUE(torch::equal(checkpoint.file_of(name).private_tensor(name), original_->block(1).fc->weight));
-  metaguard::SafetensorsWeightsMap weights(dir_.path());
+  metaguard::CheckpointWeightsMap weights(dir_.path());
   weights.load(name).add_(1);
   EXPECT_TRUE(torch::equal(weights.load(name), original_->block(1).fc->weight));
   EXPECT_EQ(all_bytes(dir_.path()), files_before_);

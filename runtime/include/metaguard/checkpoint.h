@@ -2,6 +2,7 @@
 // by `model.safetensors.index.json`, opened and validated as a whole.
 #pragma once
 
+#include <metaguard/checkpoint_reader.h>
 #include <metaguard/safetensors.h>
 
 #include <filesystem>
@@ -13,47 +14,51 @@
 
 namespace metaguard {
 
-inline constexpr const char *kSafetensorsWeightsName = "model.safetensors";
-inline constexpr const char *kSafetensorsIndexName = "model.safetensors.index.json";
-
-class SafetensorsCheckpoint {
+class SafetensorsCheckpoint : public CheckpointReader {
 public:
-  // `location` is a folder (model.safetensors is preferred over the index, as
-  // transformers does), a .safetensors file, or an index file. Every shard is
-  // opened and validated; the index must name files inside the folder that
-  // exist and hold the tensors it maps to them, and no tensor may be in two
-  // shards. Throws FormatError naming the file, the tensor and the reason.
+  // `location` is a folder holding a safetensors checkpoint (find_checkpoint
+  // decides which files), a .safetensors file, or an index file. Every shard
+  // is opened and validated; the index must name files inside the folder
+  // that exist and hold the tensors it maps to them, and no tensor may be in
+  // two shards. Throws FormatError naming the file, the tensor and the reason.
   explicit SafetensorsCheckpoint(const std::filesystem::path &location,
                                  const SafetensorsOptions &options = {});
 
-  // The folder holding the files.
-  const std::filesystem::path &folder() const { return folder_; }
-  bool sharded() const { return sharded_; }
-  const std::vector<SafetensorsFile> &files() const { return files_; }
-  // Every tensor name, shard by shard in file order.
-  const std::vector<std::string> &names() const { return names_; }
-  bool contains(std::string_view name) const;
-  // The shard holding `name`; throws FormatError when there is none.
-  const SafetensorsFile &file_of(std::string_view name) const;
-  const TensorInfo &info(std::string_view name) const { return file_of(name).info(name); }
-  torch::Tensor tensor(std::string_view name) const { return file_of(name).tensor(name); }
+  const std::filesystem::path &folder() const override { return folder_; }
+  const char *format() const override { return "safetensors"; }
+  bool sharded() const override { return sharded_; }
+  std::vector<std::filesystem::path> files() const override;
+  const std::vector<std::string> &names() const override { return shards_.names(); }
+  bool contains(std::string_view name) const override { return shards_.contains(name); }
+  const TensorInfo &info(std::string_view name) const override { return file_of(name).info(name); }
+  const std::filesystem::path &path_of(std::string_view name) const override {
+    return file_of(name).path();
+  }
+  std::map<std::string, std::string> metadata() const override;
+  torch::Tensor tensor(std::string_view name) const override { return file_of(name).tensor(name); }
+  torch::Tensor private_tensor(std::string_view name) const override {
+    return file_of(name).private_tensor(name);
+  }
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
-                       torch::Device device = torch::kCPU) const {
+                       torch::Device device = torch::kCPU) const override {
     return file_of(name).tensor(name, dtype, device);
   }
 
+  // The safetensors files, shard by shard in file order.
+  const std::vector<SafetensorsFile> &shard_files() const { return shards_.files(); }
+  // The shard holding `name`; throws FormatError when there is none.
+  const SafetensorsFile &file_of(std::string_view name) const {
+    return shards_.file_of(name, folder_);
+  }
+
 private:
-  void open_single(const std::filesystem::path &file, const SafetensorsOptions &options);
   void open_sharded(const std::filesystem::path &index, const SafetensorsOptions &options);
-  void open_shard(const std::filesystem::path &file, const SafetensorsOptions &options,
-                  std::vector<std::future<void>> &populating);
-  void add_names_of(std::size_t file_index);
 
   std::filesystem::path folder_;
   bool sharded_ = false;
-  std::vector<SafetensorsFile> files_;
-  std::vector<std::string> names_;
-  std::map<std::string, std::size_t, std::less<>> shard_of_;
+  std::filesystem::path index_;
+  std::map<std::string, std::string> index_metadata_;
+  detail::ShardSet<SafetensorsFile> shards_;
 };
 
 } // namespace metaguard

@@ -12,7 +12,7 @@
 // dtype and device. Peak memory is about the model's size plus one tensor.
 #pragma once
 
-#include <metaguard/checkpoint.h>
+#include <metaguard/checkpoint_reader.h>
 #include <metaguard/config.h>
 #include <metaguard/device.h>
 #include <metaguard/device_map.h>
@@ -41,8 +41,9 @@ struct LoadOptions {
   // Converts floating-point weights to this dtype; without it each weight
   // takes the dtype of the model's parameter (the checkpoint's when equal).
   std::optional<torch::Dtype> dtype = {};
-  // Not needed for safetensors checkpoints (disk weights are read in place);
-  // kept for API parity with transformers.
+  // Not needed: disk weights are read in place from the checkpoint's files
+  // (safetensors shards or pytorch_model.bin archives); kept for API parity
+  // with transformers.
   std::filesystem::path offload_folder = {};
   // Budgets for the automatic device-map strategies.
   MaxMemory max_memory = {};
@@ -104,12 +105,12 @@ void release_to_meta(torch::nn::Module &module, bool include_buffers,
 DeviceMap load_device_map(const char *api, const std::filesystem::path &dir,
                           const LoadOptions &options);
 
-std::shared_ptr<const SafetensorsCheckpoint>
-open_checkpoint(const std::filesystem::path &dir, const DeviceMap &map, const LoadOptions &options);
+std::shared_ptr<const CheckpointReader>
+open_weights(const std::filesystem::path &dir, const DeviceMap &map, const LoadOptions &options);
 
 // Builds Model(config) with its parameters on meta, keeping real the ones
 // the checkpoint does not have (they keep their initial values).
-void prepare_skeleton(torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
+void prepare_skeleton(torch::nn::Module &module, const CheckpointReader &checkpoint);
 
 // Model(config) with every factory call (torch::nn layers included) on meta,
 // or nothing when the constructor needs real values (it reads one with
@@ -128,14 +129,14 @@ template <class Model> std::optional<Model> construct_on_meta(const Config &conf
 // Whether the module holds a defined buffer.
 bool has_buffers(const torch::nn::Module &module);
 // Whether every defined parameter and buffer has a tensor in the checkpoint.
-bool checkpoint_covers(const torch::nn::Module &module, const SafetensorsCheckpoint &checkpoint);
+bool checkpoint_covers(const torch::nn::Module &module, const CheckpointReader &checkpoint);
 
 // The model from_pretrained loads into: built entirely on meta when the
 // checkpoint holds every parameter and buffer (nothing is allocated or
 // initialised); otherwise built with parameters only on meta and the slots
 // the checkpoint lacks kept real, so they keep their constructed values.
 template <class Model>
-Model build_skeleton(const Config &config, const SafetensorsCheckpoint &checkpoint) {
+Model build_skeleton(const Config &config, const CheckpointReader &checkpoint) {
   if (meta_factories_available()) {
     std::optional<Model> model = construct_on_meta<Model>(config);
     if (model && checkpoint_covers(module_of(*model), checkpoint))
@@ -151,7 +152,7 @@ Model build_skeleton(const Config &config, const SafetensorsCheckpoint &checkpoi
 }
 
 void load_checkpoint(torch::nn::Module &module,
-                     const std::shared_ptr<const SafetensorsCheckpoint> &checkpoint,
+                     const std::shared_ptr<const CheckpointReader> &checkpoint,
                      const DeviceMap &map, const LoadOptions &options);
 
 } // namespace detail
@@ -184,7 +185,7 @@ template <class Model>
 METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
                                               const LoadOptions &options = {}) {
   const DeviceMap map = detail::load_device_map("from_pretrained", dir, options);
-  const auto checkpoint = detail::open_checkpoint(dir, map, options);
+  const auto checkpoint = detail::open_weights(dir, map, options);
   const Config config = load_config(checkpoint->folder());
   Model model = detail::build_skeleton<Model>(config, *checkpoint);
   detail::load_checkpoint(detail::module_of(model), checkpoint, map, options);

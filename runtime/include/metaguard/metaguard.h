@@ -3,6 +3,7 @@
 
 #include <metaguard/auto_device_map.h>
 #include <metaguard/checkpoint.h>
+#include <metaguard/checkpoint_reader.h>
 #include <metaguard/config.h>
 #include <metaguard/device.h>
 #include <metaguard/device_map.h>
@@ -16,7 +17,7 @@
 #include <metaguard/policy.h>
 #include <metaguard/pretrained_model.h>
 #include <metaguard/safetensors.h>
-#include <metaguard/safetensors_weights_map.h>
+#include <metaguard/checkpoint_weights_map.h>
 #include <metaguard/saving.h>
 #include <metaguard/size.h>
 #include <metaguard/weights_map.h>

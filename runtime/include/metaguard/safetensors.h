@@ -53,9 +53,18 @@ struct TensorInfo {
   std::int64_t nbytes() const { return end - begin; }
 };
 
+class SafetensorsFile;
+
 namespace detail {
 struct SafetensorsData;
-}
+// A file holding raw little-endian tensors at the given byte offsets from
+// its start (the storages of a torch.save archive), read exactly as a
+// safetensors file's data section is: mapped privately, zero-copy where
+// aligned, converted in chunks. Entries may share bytes (views of one
+// storage); each must lie inside the file. Throws FormatError naming `path`.
+SafetensorsFile map_tensor_file(const std::filesystem::path &path, std::vector<TensorInfo> tensors,
+                                const SafetensorsOptions &options);
+} // namespace detail
 
 class SafetensorsFile {
 public:
@@ -107,6 +116,10 @@ public:
                        torch::Device device = torch::kCPU) const;
 
 private:
+  explicit SafetensorsFile(std::shared_ptr<const detail::SafetensorsData> data)
+      : data_(std::move(data)) {}
+  friend SafetensorsFile detail::map_tensor_file(const std::filesystem::path &,
+                                                 std::vector<TensorInfo>, const SafetensorsOptions &);
   std::shared_ptr<const detail::SafetensorsData> data_;
 };
 

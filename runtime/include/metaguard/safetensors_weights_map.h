@@ -1,46 +1,5 @@
-// A WeightsMap that reads offloaded parameters straight from the checkpoint's
-// safetensors shards, on demand: nothing is copied into an offload folder.
+// Kept for code written against earlier releases: the class is now
+// CheckpointWeightsMap, which reads every checkpoint format.
 #pragma once
 
-#include <metaguard/checkpoint.h>
-#include <metaguard/weights_map.h>
-
-#include <filesystem>
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
-
-namespace metaguard {
-
-class SafetensorsWeightsMap : public WeightsMap {
-public:
-  // `dtypes` converts the named tensors on load (from_pretrained uses it when
-  // LoadOptions.dtype or the model's dtype differs from the checkpoint's).
-  // `keys` reads a name from another checkpoint key (a model name -> key map:
-  // a base model prefix added or stripped, a tied target read from its
-  // source); names without an entry are keys themselves.
-  explicit SafetensorsWeightsMap(std::shared_ptr<const SafetensorsCheckpoint> checkpoint,
-                                 std::map<std::string, torch::Dtype> dtypes = {},
-                                 std::map<std::string, std::string> keys = {});
-  explicit SafetensorsWeightsMap(const std::filesystem::path &location,
-                                 const SafetensorsOptions &options = {});
-
-  bool contains(const std::string &name) const override;
-  // A CPU tensor of its own, fresh at every call (SafetensorsFile::
-  // private_tensor, or a converted copy): writing to it never changes a later
-  // load or the file. Throws FormatError naming the file and tensor.
-  torch::Tensor load(const std::string &name) const override;
-  std::vector<std::string> names() const override;
-
-  const SafetensorsCheckpoint &checkpoint() const { return *checkpoint_; }
-
-private:
-  const std::string &key_of(const std::string &name) const;
-
-  std::shared_ptr<const SafetensorsCheckpoint> checkpoint_;
-  std::map<std::string, torch::Dtype> dtypes_;
-  std::map<std::string, std::string> keys_;
-};
-
-} // namespace metaguard
+#include <metaguard/checkpoint_weights_map.h>
