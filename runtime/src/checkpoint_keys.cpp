@@ -131,11 +131,14 @@ CheckpointKeys::CheckpointKeys(const torch::nn::Module &module,
       missing_.push_back(name);
     }
   }
+  // Compared with the key the group reads, which is a first target's when
+  // the source is missing: transformers ties the group the other way and
+  // then breaks away every other target whose own copy differs.
   for (const auto &[target, source] : declared.tied) {
-    const std::string own = rule.key_of(target), from = rule.key_of(source);
-    if (own != from && checkpoint.contains(own) && checkpoint.contains(from) &&
-        sources_.count(target) && sources_.at(target) == from)
-      both_present_.push_back({target, source, own, from});
+    const std::string own = rule.key_of(target);
+    const auto read = sources_.find(target);
+    if (read != sources_.end() && read->second != own && checkpoint.contains(own))
+      both_present_.push_back({target, source, own, read->second});
   }
 
   // A checkpoint may still hold a buffer the model no longer persists (an

@@ -326,6 +326,41 @@ TEST(CheckpointKeys, DifferentCopiesOfATieTheModelHoldsAsOneTensorAreRefused) {
   EXPECT_TRUE(torch::equal(model->head_weight, emb));
 }
 
+// T5's shape: one source with several targets, each its own Parameter
+// (shared.weight; encoder's and decoder's embed_tokens; lm_head).
+struct SharedImpl : metaguard::PreTrainedModel {
+  SharedImpl() {
+    for (const char *name : {"shared", "first", "second", "lm_head"})
+      weights.push_back(register_parameter(name, torch::randn({8, 4})));
+  }
+  metaguard::TiedWeights tied_weights_keys() const override {
+    return {{"first", "shared"}, {"second", "shared"}, {"lm_head", "shared"}};
+  }
+  std::vector<torch::Tensor> weights;
+};
+TORCH_MODULE(Shared);
+
+TEST(CheckpointKeys, MissingSourceTakesTheFirstTargetAndADifferentTargetBreaksAway) {
+  // transformers 5.23 on T5 with tie_word_embeddings, shared.weight not
+  // saved, the two embeddings saved with different values: shared, the
+  // encoder's and lm_head are one tensor with the encoder's values; the
+  // decoder's keeps its own, untied, with a warning.
+  TempDir dir;
+  const auto first = torch::randn({8, 4}), second = torch::randn({8, 4});
+  write_checkpoint(dir.path(), {{"first", first}, {"second", second}}, metaguard::Config::object());
+  Shared model;
+  testing::internal::CaptureStderr();
+  metaguard::load_weights(*model, dir.path());
+  EXPECT_CONTAINS(testing::internal::GetCapturedStderr(),
+                  "'first' and 'second' with different values: the tie is broken");
+  const auto &weights = model->weights;
+  EXPECT_TRUE(torch::equal(weights[0], first));
+  EXPECT_EQ(weights[1].data_ptr(), weights[0].data_ptr());
+  EXPECT_EQ(weights[3].data_ptr(), weights[0].data_ptr());
+  EXPECT_TRUE(torch::equal(weights[2], second));
+  EXPECT_NE(weights[2].data_ptr(), weights[0].data_ptr());
+}
+
 TEST(CheckpointKeys, TieWithNeitherSideSavedIsMissingNotZeros) {
   TempDir dir;
   write_checkpoint(dir.path(), {{"base.rot.scale", torch::ones({2})}, {"head.bias", torch::zeros({8})}},
