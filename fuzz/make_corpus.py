@@ -306,6 +306,8 @@ def pytorch_bin_seeds():
     yield "truncated_pickle", torch_zip(state_dict_pickle(entries)[:-20], storages)
     yield "big_endian", torch_zip(state_dict_pickle(entries), storages, byteorder=b"big")
     yield "memo_read_before_write", torch_zip(b"\x80\x02h\x05.", {})
+    yield "deep_nesting", torch_zip(b"\x80\x02N" + b"\x85" * 300000 + b".", {})
+    yield "list_holding_itself", torch_zip(b"\x80\x02]q\x00h\x00a.", {})
     legacy_storages = {"0": (6, weight), "1": (2, f32(0.5, -0.5))}
     yield "legacy_valid", legacy_file(entries, legacy_storages)
     yield "legacy_truncated_header", b"\x80\x02" + LEGACY_MAGIC + b".\x80\x02M\xe9\x03."

@@ -78,6 +78,9 @@ public:
   // ids of the format before PyTorch 1.6.
   Machine(std::string_view in, std::size_t start, const std::string &where, bool legacy)
       : in_(in), at_(start), where_(where), legacy_(legacy) {}
+  ~Machine() { release(); }
+  Machine(const Machine &) = delete;
+  Machine &operator=(const Machine &) = delete;
   Value run();
   // Where the pickle ended (after its STOP).
   std::size_t end() const { return at_; }
@@ -103,6 +106,7 @@ private:
   void set_items(Items pairs);
   void step(unsigned char op);
   Value rebuild_tensor(const Items &args);
+  void release();
 
   std::string_view in_;
   std::size_t at_ = 0;
@@ -422,6 +426,34 @@ void Machine::step(unsigned char op) {
     std::snprintf(hex, sizeof hex, "0x%02x", op);
     fail("opcode " + std::string(hex) + " is not one that torch.save writes for a state dict");
   }
+  }
+}
+
+// A hostile pickle can nest a million tuples (one byte each) or make a list
+// hold itself: destroying that recursively would overflow the stack, and a
+// cycle would never be freed. Every container is emptied here, one at a
+// time, so nothing is destroyed recursively and no cycle survives. Values
+// returned by run() are only read before the machine goes away.
+void Machine::release() {
+  std::vector<Value> pending = std::move(stack_);
+  for (auto &[index, value] : memo_)
+    pending.push_back(std::move(value));
+  memo_.clear();
+  while (!pending.empty()) {
+    Value value = std::move(pending.back());
+    pending.pop_back();
+    if (value.items) {
+      for (auto &item : *value.items)
+        pending.push_back(std::move(item));
+      value.items->clear();
+    }
+    if (value.entries) {
+      for (auto &[key, item] : *value.entries) {
+        pending.push_back(std::move(key));
+        pending.push_back(std::move(item));
+      }
+      value.entries->clear();
+    }
   }
 }
 

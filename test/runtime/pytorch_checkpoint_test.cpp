@@ -195,6 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"missing_storage", {"storage '7', which the archive does not hold"}},
         Refusal{"truncated_pickle", {"data.pkl", "truncated"}},
         Refusal{"memo_read_before_write", {"memo entry 5 is read before it is written"}},
+        Refusal{"deep_nesting", {"holds a tuple, not a state dict"}},
+        Refusal{"list_holding_itself", {"holds a list, not a state dict"}},
         Refusal{"big_endian", {"big-endian"}},
         Refusal{"legacy_truncated_header", {"truncated"}},
         Refusal{"legacy_big_endian", {"big-endian"}},
