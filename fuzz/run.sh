@@ -2,7 +2,8 @@
 # Runs libFuzzer targets for a given time each, one after the other:
 #
 #   fuzz/run.sh SECONDS [TARGET...]     (targets: safetensors sharded_index
-#                                        offload_folder config sizes load_weights;
+#                                        offload_folder config sizes load_weights
+#                                        pytorch_bin;
 #                                        default: all of them)
 #
 # Builds them first in $METAGUARD_FUZZ_BUILD_DIR (default build-fuzz/, a
@@ -16,9 +17,9 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${METAGUARD_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
-ALL=(safetensors sharded_index offload_folder config sizes load_weights)
+ALL=(safetensors sharded_index offload_folder config sizes load_weights pytorch_bin)
 
-[ "$#" -ge 1 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ "$#" -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
 seconds="$1"; shift
 targets=("$@"); [ "${#targets[@]}" -gt 0 ] || targets=("${ALL[@]}")
 
