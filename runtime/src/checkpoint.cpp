@@ -17,14 +17,13 @@ SafetensorsCheckpoint::SafetensorsCheckpoint(const std::filesystem::path &locati
   if (layout.sharded)
     open_sharded(layout.file, options);
   else
-    shards_.add(SafetensorsFile(layout.file, options));
+    add(SafetensorsFile(layout.file, options));
 }
 
 // Populating is kernel work: done on other threads while the next headers
 // are parsed and validated, it hides their cost.
 void SafetensorsCheckpoint::open_sharded(const std::filesystem::path &index,
                                          const SafetensorsOptions &options) {
-  sharded_ = true;
   index_ = index;
   const detail::ShardIndex shards = detail::read_shard_index(index, options.max_header_size);
   index_metadata_ = shards.metadata;
@@ -44,22 +43,13 @@ void SafetensorsCheckpoint::open_sharded(const std::filesystem::path &index,
     names.push_back(&file.names());
   detail::check_shard_contents(shards, names);
   for (auto &file : files)
-    shards_.add(std::move(file));
-}
-
-std::vector<std::filesystem::path> SafetensorsCheckpoint::files() const {
-  std::vector<std::filesystem::path> paths;
-  if (sharded_)
-    paths.push_back(index_);
-  for (const auto &file : shards_.files())
-    paths.push_back(file.path());
-  return paths;
+    add(std::move(file));
 }
 
 std::map<std::string, std::string> SafetensorsCheckpoint::metadata() const {
-  if (sharded_)
+  if (sharded())
     return index_metadata_;
-  return shards_.files().front().metadata();
+  return shard_files().front().metadata();
 }
 
 } // namespace metaguard

@@ -4,10 +4,10 @@
 
 namespace metaguard::detail {
 
-PytorchCheckpoint::PytorchCheckpoint(const CheckpointLayout &layout, const SafetensorsOptions &options)
-    : folder_(layout.file.parent_path()) {
+PytorchCheckpoint::PytorchCheckpoint(const CheckpointLayout &layout, const SafetensorsOptions &options) {
+  folder_ = layout.file.parent_path();
   if (!layout.sharded) {
-    shards_.add(PytorchFile(layout.file, options));
+    add(PytorchFile(layout.file, options));
     return;
   }
   index_ = layout.file;
@@ -21,16 +21,7 @@ PytorchCheckpoint::PytorchCheckpoint(const CheckpointLayout &layout, const Safet
     names.push_back(&file.names());
   check_shard_contents(index, names);
   for (auto &file : files)
-    shards_.add(std::move(file));
-}
-
-std::vector<std::filesystem::path> PytorchCheckpoint::files() const {
-  std::vector<std::filesystem::path> paths;
-  if (sharded())
-    paths.push_back(index_);
-  for (const auto &file : shards_.files())
-    paths.push_back(file.path());
-  return paths;
+    add(std::move(file));
 }
 
 } // namespace metaguard::detail

@@ -90,10 +90,48 @@ std::shared_ptr<const CheckpointReader> open_checkpoint(const std::filesystem::p
 
 namespace detail {
 
-// The files of a checkpoint and which one holds each tensor; shared by the
-// formats' readers.
-template <class File> class ShardSet {
+// A reader over files of one format (`File`: names, info, path, tensor,
+// private_tensor, tensor(name, dtype, device)), one or several shards: which
+// file holds each tensor, and the reads forwarded to it. The formats'
+// readers derive from it and add how their files are opened.
+template <class File> class ShardedCheckpoint : public CheckpointReader {
 public:
+  const std::filesystem::path &folder() const override { return folder_; }
+  bool sharded() const override { return !index_.empty(); }
+  std::vector<std::filesystem::path> files() const override {
+    std::vector<std::filesystem::path> paths;
+    if (sharded())
+      paths.push_back(index_);
+    for (const auto &file : files_)
+      paths.push_back(file.path());
+    return paths;
+  }
+  const std::vector<std::string> &names() const override { return names_; }
+  bool contains(std::string_view name) const override { return shard_of_.find(name) != shard_of_.end(); }
+  const TensorInfo &info(std::string_view name) const override { return file_of(name).info(name); }
+  const std::filesystem::path &path_of(std::string_view name) const override {
+    return file_of(name).path();
+  }
+  torch::Tensor tensor(std::string_view name) const override { return file_of(name).tensor(name); }
+  torch::Tensor private_tensor(std::string_view name) const override {
+    return file_of(name).private_tensor(name);
+  }
+  torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
+                       torch::Device device = torch::kCPU) const override {
+    return file_of(name).tensor(name, dtype, device);
+  }
+
+  // The file holding `name`; throws FormatError naming the checkpoint when
+  // there is none.
+  const File &file_of(std::string_view name) const {
+    const auto it = shard_of_.find(name);
+    if (it == shard_of_.end())
+      throw FormatError("checkpoint '" + folder_.string() + "': tensor '" + std::string(name) +
+                        "': not in the checkpoint");
+    return files_[it->second];
+  }
+
+protected:
   void add(File file) {
     const std::size_t index = files_.size();
     files_.push_back(std::move(file));
@@ -102,17 +140,11 @@ public:
       shard_of_.emplace(name, index);
     }
   }
-  const std::vector<File> &files() const { return files_; }
-  std::vector<File> &files() { return files_; }
-  const std::vector<std::string> &names() const { return names_; }
-  bool contains(std::string_view name) const { return shard_of_.find(name) != shard_of_.end(); }
-  const File &file_of(std::string_view name, const std::filesystem::path &folder) const {
-    const auto it = shard_of_.find(name);
-    if (it == shard_of_.end())
-      throw FormatError("checkpoint '" + folder.string() + "': tensor '" + std::string(name) +
-                        "': not in the checkpoint");
-    return files_[it->second];
-  }
+  const std::vector<File> &opened_files() const { return files_; }
+
+  std::filesystem::path folder_;
+  // The index, when sharded.
+  std::filesystem::path index_;
 
 private:
   std::vector<File> files_;
