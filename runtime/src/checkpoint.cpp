@@ -29,19 +29,15 @@ void SafetensorsCheckpoint::open_sharded(const std::filesystem::path &index,
   index_metadata_ = shards.metadata;
   SafetensorsOptions lazy = options;
   lazy.populate = false;
-  std::vector<SafetensorsFile> files;
   std::vector<std::future<void>> populating;
-  for (const auto &name : shards.shards) {
-    files.emplace_back(folder_ / name, lazy);
+  auto files = detail::open_shards<SafetensorsFile>(shards, [&](const std::filesystem::path &path) {
+    SafetensorsFile file(path, lazy);
     if (options.populate)
-      populating.push_back(std::async(std::launch::async, [shard = files.back()] { shard.populate(); }));
-  }
+      populating.push_back(std::async(std::launch::async, [file] { file.populate(); }));
+    return file;
+  });
   for (auto &done : populating)
     done.wait();
-  std::vector<const std::vector<std::string> *> names;
-  for (const auto &file : files)
-    names.push_back(&file.names());
-  detail::check_shard_contents(shards, names);
   for (auto &file : files)
     add(std::move(file));
 }

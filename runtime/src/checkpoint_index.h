@@ -31,4 +31,18 @@ ShardIndex read_shard_index(const std::filesystem::path &index, std::int64_t max
 void check_shard_contents(const ShardIndex &index,
                           const std::vector<const std::vector<std::string> *> &names);
 
+// Opens every shard of `index` with `open(path)` (a File has names()) and
+// checks that they hold exactly what the index maps to them.
+template <class File, class Open>
+std::vector<File> open_shards(const ShardIndex &index, Open &&open) {
+  std::vector<File> files;
+  for (const auto &name : index.shards)
+    files.push_back(open(index.path.parent_path() / name));
+  std::vector<const std::vector<std::string> *> names;
+  for (const auto &file : files)
+    names.push_back(&file.names());
+  check_shard_contents(index, names);
+  return files;
+}
+
 } // namespace metaguard::detail

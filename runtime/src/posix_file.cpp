@@ -33,6 +33,22 @@ int UniqueFd::release() {
 
 std::string errno_text(int error) { return std::strerror(error); }
 
+UniqueFd open_regular_file(const std::filesystem::path &path, const char *label, std::int64_t &size) {
+  const auto fail = [&](const std::string &reason) {
+    throw FormatError(std::string(label) + " '" + path.string() + "': " + reason);
+  };
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    fail("cannot open: " + errno_text(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    fail("cannot stat: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode))
+    fail("not a regular file");
+  size = st.st_size;
+  return fd;
+}
+
 void read_exact(int fd, const std::filesystem::path &path, void *buffer,
                 std::size_t size, std::int64_t offset) {
   auto *out = static_cast<char *>(buffer);

@@ -29,6 +29,11 @@ private:
 // The message of errno, e.g. "No such file or directory".
 std::string errno_text(int error);
 
+// Opens `path` for reading and sets `size` to its length; throws FormatError
+// "<label> '<path>': <reason>" when it cannot be opened or is not a regular
+// file.
+UniqueFd open_regular_file(const std::filesystem::path &path, const char *label, std::int64_t &size);
+
 // Reads exactly `size` bytes at `offset`; throws FormatError naming `path`.
 void read_exact(int fd, const std::filesystem::path &path, void *buffer,
                 std::size_t size, std::int64_t offset);

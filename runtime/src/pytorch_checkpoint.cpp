@@ -13,13 +13,8 @@ PytorchCheckpoint::PytorchCheckpoint(const CheckpointLayout &layout, const Safet
   index_ = layout.file;
   const ShardIndex index = read_shard_index(layout.file, options.max_header_size);
   metadata_ = index.metadata;
-  std::vector<PytorchFile> files;
-  for (const auto &name : index.shards)
-    files.emplace_back(folder_ / name, options);
-  std::vector<const std::vector<std::string> *> names;
-  for (const auto &file : files)
-    names.push_back(&file.names());
-  check_shard_contents(index, names);
+  auto files = open_shards<PytorchFile>(
+      index, [&](const std::filesystem::path &path) { return PytorchFile(path, options); });
   for (auto &file : files)
     add(std::move(file));
 }

@@ -10,13 +10,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fcntl.h>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace metaguard::detail {
 namespace {
@@ -41,13 +39,9 @@ struct Located {
 class ReadOnlyMap {
 public:
   explicit ReadOnlyMap(const std::filesystem::path &path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0)
-      fail(path, "cannot open: " + errno_text(errno));
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-      fail(path, "not a regular file");
-    size_ = static_cast<std::size_t>(st.st_size);
+    std::int64_t size = 0;
+    const UniqueFd fd = open_regular_file(path, "PyTorch checkpoint", size);
+    size_ = static_cast<std::size_t>(size);
     if (size_ == 0)
       return;
     address_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
@@ -153,13 +147,26 @@ Located locate_legacy(const std::filesystem::path &path, std::string_view file) 
   return located;
 }
 
+// The first bytes, which tell the formats apart.
+std::string head_of(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail(path, "cannot open");
+  std::string head(40, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head;
+}
+
 Located locate(const std::filesystem::path &path) {
-  const ReadOnlyMap map(path);
-  const std::string_view head = map.bytes().substr(0, 40);
+  const std::string head = head_of(path);
   if (head.rfind("PK\x03\x04", 0) == 0)
     return locate_in_archive(path);
-  if (is_legacy_torch_file(map.bytes()))
+  if (is_legacy_torch_file(head)) {
+    // Its pickles run up to the storages: read in place, not copied.
+    const ReadOnlyMap map(path);
     return locate_legacy(path, map.bytes());
+  }
   if (head.rfind("version https://git-lfs.github.com/spec/", 0) == 0)
     fail(path, "this is a git-lfs pointer file, not the weights: run `git lfs pull`");
   fail(path, "neither a torch.save archive nor a legacy torch.save file");
@@ -212,10 +219,6 @@ PytorchFile::PytorchFile(const std::filesystem::path &path, const SafetensorsOpt
         }
         return map_tensor_file(path, std::move(infos), options);
       }()) {}
-
-bool PytorchFile::contains(std::string_view name) const {
-  return strided_.count(name) != 0 || (bytes_.contains(name) && name.rfind('\n', 0) != 0);
-}
 
 const TensorInfo &PytorchFile::info(std::string_view name) const {
   if (const auto it = strided_.find(name); it != strided_.end())

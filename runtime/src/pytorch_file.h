@@ -29,7 +29,6 @@ public:
   const std::filesystem::path &path() const { return bytes_.path(); }
   // Tensor names in the pickle's order.
   const std::vector<std::string> &names() const { return names_; }
-  bool contains(std::string_view name) const;
   const TensorInfo &info(std::string_view name) const;
   torch::Tensor tensor(std::string_view name) const;
   torch::Tensor private_tensor(std::string_view name) const;

@@ -314,15 +314,7 @@ std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &pa
                                                  const SafetensorsOptions &options) {
   auto data = std::make_shared<SafetensorsData>();
   data->path = path;
-  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
-    fail(path, "cannot open: " + detail::errno_text(errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    fail(path, "cannot stat: " + detail::errno_text(errno));
-  if (!S_ISREG(st.st_mode))
-    fail(path, "not a regular file");
-  data->file_size = st.st_size;
+  detail::UniqueFd fd = detail::open_regular_file(path, data->label, data->file_size);
   const std::uint64_t n = read_header_length(fd.get(), *data);
   if (n > static_cast<std::uint64_t>(options.max_header_size))
     fail(path, "header length " + std::to_string(n) + " exceeds the limit of " +
@@ -350,13 +342,7 @@ std::shared_ptr<const SafetensorsData> open_tensor_file(const std::filesystem::p
   auto data = std::make_shared<SafetensorsData>();
   data->path = path;
   data->label = "PyTorch checkpoint";
-  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0)
-    fail(*data, "cannot open: " + detail::errno_text(errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    fail(*data, "cannot stat: " + detail::errno_text(errno));
-  data->file_size = st.st_size;
+  detail::UniqueFd fd = detail::open_regular_file(path, data->label, data->file_size);
   for (const auto &t : tensors) {
     const std::optional<int> bits = safetensors_dtype_bits(t.dtype);
     bool whole_bytes = true;

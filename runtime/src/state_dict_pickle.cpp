@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,6 +105,7 @@ private:
   void set_items(Items pairs);
   void step(unsigned char op);
   Value rebuild_tensor(const Items &args);
+  std::vector<std::int64_t> sizes_of(const Value &tuple, const char *what) const;
   void release();
 
   std::string_view in_;
@@ -230,8 +230,7 @@ void Machine::persistent_id() {
   stack_.push_back(std::move(value));
 }
 
-std::vector<std::int64_t> integers(const Value &tuple, const char *what,
-                                   const std::function<void(const std::string &)> &fail) {
+std::vector<std::int64_t> Machine::sizes_of(const Value &tuple, const char *what) const {
   if (tuple.kind != Value::Kind::Tuple)
     fail(std::string(what) + " is " + kind_name(tuple.kind) + ", not a tuple of ints");
   std::vector<std::int64_t> values;
@@ -252,11 +251,10 @@ Value Machine::rebuild_tensor(const Items &args) {
     fail("_rebuild_tensor_v2 is called with arguments it does not take");
   if (!args[5].entries->empty())
     fail("a tensor carries backward hooks, which a state dict does not hold");
-  const auto failing = [this](const std::string &reason) { fail(reason); };
   auto tensor = std::make_shared<PickledTensor>(*args[0].tensor);
   tensor->offset = args[1].integer;
-  tensor->sizes = integers(args[2], "a tensor's size", failing);
-  tensor->strides = integers(args[3], "a tensor's stride", failing);
+  tensor->sizes = sizes_of(args[2], "a tensor's size");
+  tensor->strides = sizes_of(args[3], "a tensor's stride");
   if (tensor->sizes.size() != tensor->strides.size())
     fail("a tensor has " + std::to_string(tensor->sizes.size()) + " sizes but " +
          std::to_string(tensor->strides.size()) + " strides");
