@@ -4,6 +4,7 @@
 // checkpoints transformers wrote.)
 #include <metaguard/metaguard.h>
 
+#include "expect_text.h"
 #include "loading_test_util.h"
 
 #include <gtest/gtest.h>
@@ -79,18 +80,6 @@ std::set<std::string> keys_of(const std::filesystem::path &dir) {
   return {checkpoint.names().begin(), checkpoint.names().end()};
 }
 
-std::string load_error(const std::function<void()> &load) {
-  try {
-    load();
-  } catch (const FormatError &e) {
-    return e.what();
-  }
-  return "(no FormatError)";
-}
-
-#define EXPECT_CONTAINS(text, part)                                            \
-  EXPECT_NE(std::string(text).find(part), std::string::npos)                   \
-      << "'" << (part) << "' not in: " << (text)
 
 TEST(CheckpointKeys, SaveLeavesOutTiedCopiesAndComputedBuffers) {
   TempDir dir;
@@ -154,7 +143,7 @@ TEST(CheckpointKeys, HeadModelAddsThePrefixToABaseCheckpoint) {
   Base saved;
   save(*saved, dir.path());
   const std::string error =
-      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+      metaguard_test::format_error_of([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
   EXPECT_CONTAINS(
       error, "missing keys (in the model, not in the checkpoint): head.bias;");
   EXPECT_CONTAINS(error, "'base.'");
@@ -248,7 +237,7 @@ TEST(CheckpointKeys, ShapeMismatchNamesCheckpointKeyAndModelName) {
       {{"emb.weight", torch::zeros({9, 4})}, {"rot.scale", torch::ones({2})}});
   WithHead model;
   const std::string error =
-      load_error([&] { metaguard::load_weights(*model, dir.path()); });
+      metaguard_test::format_error_of([&] { metaguard::load_weights(*model, dir.path()); });
   EXPECT_CONTAINS(error, "tensor 'emb.weight' (for 'base.emb.weight'): shape "
                          "[9, 4] in the checkpoint, [8, 4]");
 }
@@ -315,7 +304,7 @@ TEST(CheckpointKeys, DifferentCopiesOfATieTheModelHoldsAsOneTensorAreRefused) {
                     {"head.weight", torch::randn({8, 4})}, {"head.bias", torch::zeros({8})}},
                    metaguard::Config::object());
   const std::string error =
-      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+      metaguard_test::format_error_of([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
   EXPECT_CONTAINS(error, "'base.emb.weight' and 'head.weight' with different values");
   EXPECT_CONTAINS(error, "as one tensor");
   metaguard::LoadOptions lenient;
@@ -366,7 +355,7 @@ TEST(CheckpointKeys, TieWithNeitherSideSavedIsMissingNotZeros) {
   write_checkpoint(dir.path(), {{"base.rot.scale", torch::ones({2})}, {"head.bias", torch::zeros({8})}},
                    metaguard::Config::object());
   const std::string error =
-      load_error([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
+      metaguard_test::format_error_of([&] { metaguard::from_pretrained<WithHead>(dir.path()); });
   EXPECT_CONTAINS(error, "missing keys (in the model, not in the checkpoint): base.emb.weight, "
                          "head.weight;");
 }

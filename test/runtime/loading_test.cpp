@@ -3,6 +3,7 @@
 // rule under every policy.
 #include <metaguard/metaguard.h>
 
+#include "expect_text.h"
 #include "loading_test_model.h"
 #include "loading_test_util.h"
 
@@ -30,8 +31,6 @@ std::string message_of(const std::function<void()> &f) {
   return "";
 }
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
 
 class LoadingTest : public testing::Test {
 protected:

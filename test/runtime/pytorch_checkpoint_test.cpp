@@ -4,6 +4,7 @@
 // restricted pickle reader (inputs of the fuzz corpus).
 #include <metaguard/metaguard.h>
 
+#include "expect_text.h"
 #include "loading_test_util.h"
 #include "test_paths.h"
 
@@ -23,17 +24,6 @@ const std::filesystem::path kCorpus =
 // The values the reference files were written with.
 torch::Tensor w() { return torch::arange(12, torch::kFloat32).reshape({3, 4}) / 8; }
 
-std::string error_of(const std::function<void()> &f) {
-  try {
-    f();
-  } catch (const FormatError &e) {
-    return e.what();
-  }
-  return "(no FormatError)";
-}
-
-#define EXPECT_CONTAINS(text, part)                                                                \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
 
 std::filesystem::path copy_into(const TempDir &dir, const std::filesystem::path &file,
                                 const std::string &name = metaguard::kPytorchWeightsName) {
@@ -94,7 +84,7 @@ TEST(PytorchCheckpoint, ReadsShardsThroughTheirIndex) {
   EXPECT_TRUE(torch::equal(checkpoint->tensor("fc.weight"), w()));
   EXPECT_EQ(checkpoint->metadata().size(), 0u); // total_size is a number, not a string
   std::filesystem::remove(dir / "pytorch_model-00002-of-00002.bin");
-  EXPECT_CONTAINS(error_of([&] { metaguard::open_checkpoint(dir.path()); }),
+  EXPECT_CONTAINS(metaguard_test::format_error_of([&] { metaguard::open_checkpoint(dir.path()); }),
                   "pytorch_model-00002-of-00002.bin', which does not exist");
 }
 
@@ -158,7 +148,7 @@ TEST(PytorchCheckpoint, ReadsTheLegacyFormat) {
 TEST(PytorchCheckpoint, SafetensorsCheckpointSaysWhereAPickleIs) {
   TempDir dir;
   copy_into(dir, kReference / "pytorch_model.bin");
-  EXPECT_CONTAINS(error_of([&] { metaguard::SafetensorsCheckpoint checkpoint(dir.path()); }),
+  EXPECT_CONTAINS(metaguard_test::format_error_of([&] { metaguard::SafetensorsCheckpoint checkpoint(dir.path()); }),
                   "a PyTorch pickle, not safetensors");
 }
 
@@ -174,7 +164,7 @@ class PytorchRefusal : public testing::TestWithParam<Refusal> {};
 TEST_P(PytorchRefusal, NamesTheFileAndTheReason) {
   TempDir dir;
   copy_into(dir, kCorpus / GetParam().seed);
-  const auto error = error_of([&] {
+  const auto error = metaguard_test::format_error_of([&] {
     const auto checkpoint = metaguard::open_checkpoint(dir.path());
     for (const auto &name : checkpoint->names())
       (void)checkpoint->tensor(name);

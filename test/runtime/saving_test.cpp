@@ -2,6 +2,7 @@
 // and atomicity when saving fails.
 #include <metaguard/metaguard.h>
 
+#include "expect_text.h"
 #include "loading_test_model.h"
 #include "loading_test_util.h"
 
@@ -18,8 +19,6 @@ using metaguard::SafetensorsFile;
 using metaguard_test::TempDir;
 using metaguard_test::files_in;
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
 
 // Three parameters of known sizes: a 400 B, b 400 B, c 1200 B.
 struct ThreeImpl : torch::nn::Module {

@@ -6,6 +6,7 @@
 // before (the handler hands it back).
 #include <metaguard/metaguard.h>
 
+#include "expect_text.h"
 #include "../../runtime/src/mapped_read.h"
 #include "loading_test_util.h"
 
@@ -23,8 +24,6 @@ namespace {
 using metaguard::FormatError;
 using metaguard_test::TempDir;
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
 
 struct BlockImpl : torch::nn::Module {
   explicit BlockImpl(int64_t d) : fc(register_module("fc", torch::nn::Linear(d, d))) {}
