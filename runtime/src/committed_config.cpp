@@ -2,6 +2,8 @@
 
 #include <metaguard/checkpoint_reader.h>
 
+#include "checkpoint_index.h"
+
 #include <fstream>
 #include <iterator>
 #include <system_error>
@@ -24,7 +26,10 @@ std::optional<std::string> committed_text(const std::filesystem::path &dir) {
     const auto layout = find_checkpoint(dir);
     if (!layout || layout->format != CheckpointFormat::Safetensors)
       return std::nullopt;
-    const auto metadata = open_checkpoint(layout->file)->metadata();
+    // The metadata only: the shards need not be opened for it.
+    const auto metadata = layout->sharded
+                              ? read_shard_index(layout->file, SafetensorsOptions{}.max_header_size).metadata
+                              : SafetensorsFile(layout->file).metadata();
     const auto found = metadata.find(kCommittedConfigKey);
     if (found == metadata.end())
       return std::nullopt;
