@@ -2,8 +2,10 @@
 
 #include "FromPretrainedInMetaScopeCheck.h"
 #include "utils/DeviceExpr.h"
+#include "utils/DeviceFacts.h"
 #include "utils/ExplicitOptions.h"
 #include "utils/FunctionBodies.h"
+#include "utils/LoadFacts.h"
 #include "utils/RecordBases.h"
 
 #include "clang/AST/ASTContext.h"
@@ -177,23 +179,24 @@ std::optional<HelperEffect> defaultDeviceEffect(const Expr *Call,
   // Whether the call is done: a target that may leave the default device
   // meta decides; Name is only spelled for the target that decides.
   auto Visit = [&](const FunctionSummary *S, auto Name) {
-    if (!S || S->DefaultDevice == DeviceAtReturn::Unchanged) {
+    const DeviceFacts *D = S ? &S->get<DeviceFacts>() : nullptr;
+    if (!D || D->DefaultDevice == DeviceAtReturn::Unchanged) {
       EveryTargetEnds = false;
       return false;
     }
-    if (S->DefaultDevice == DeviceAtReturn::Meta) {
-      Result = HelperEffect{true, false, Name(), S->DefaultDeviceAt};
+    if (D->DefaultDevice == DeviceAtReturn::Meta) {
+      Result = HelperEffect{true, false, Name(), D->DefaultDeviceAt};
       return true;
     }
     if (!Result)
-      Result = HelperEffect{false, false, Name(), S->DefaultDeviceAt};
-    Result->Unknown |= S->DefaultDevice == DeviceAtReturn::Unknown;
+      Result = HelperEffect{false, false, Name(), D->DefaultDeviceAt};
+    Result->Unknown |= D->DefaultDevice == DeviceAtReturn::Unknown;
     return false;
   };
   // Every function the call may run: the targets declared here, then the
   // overrides only other translation units define.
   for (const FunctionDecl *Target : Table.callTargets(Call))
-    if (Visit(Table.lookup(Target, Facet::DefaultDevice),
+    if (Visit(Table.lookup<DeviceFacts>(Target),
               [Target] { return displayName(Target); }))
       return Result;
   for (const FunctionSummary *S : Table.externalTargets(Call))
@@ -256,7 +259,8 @@ FromPretrainedInMetaScopeCheck::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
 /// DefaultDevice facts: over the function's CFG, how the default device may
 /// be when it returns, from its setter calls and the summaries of the user
 /// functions it calls.
-class FromPretrainedInMetaScopeCheck::DefaultDeviceFacet : public SummaryFacet {
+class FromPretrainedInMetaScopeCheck::DefaultDeviceFacet
+    : public SummaryFacetFor<DeviceFacts> {
 public:
   explicit DefaultDeviceFacet(FromPretrainedInMetaScopeCheck &Check)
       : Check(Check) {}
@@ -269,8 +273,9 @@ public:
                FD->getLocation());
   }
 
-  void summarise(const FunctionDecl *F, FunctionSummary &Out,
+  void summarise(const FunctionDecl *F, FunctionSummary &Summary,
                  SummaryTable &Table) override {
+    DeviceFacts &Out = Summary.edit<DeviceFacts>();
     // A constructor of an RAII class that holds a meta guard opens a meta
     // scope for the object's life (a fact for export; locals of the class
     // are guards to the check itself).
@@ -314,19 +319,6 @@ public:
         (Kills.empty() ? Ended.front() : Kills.front())->getBeginLoc());
   }
 
-  void reset(FunctionSummary &S) const override {
-    S.DefaultDevice = DeviceAtReturn::Unchanged;
-    S.DefaultDeviceAt = {};
-    S.OpensMetaScope = false;
-    S.OpensMetaScopeAt = {};
-  }
-
-  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
-    return A.DefaultDevice == B.DefaultDevice &&
-           A.DefaultDeviceAt == B.DefaultDeviceAt &&
-           A.OpensMetaScope == B.OpensMetaScope;
-  }
-
 private:
   FromPretrainedInMetaScopeCheck &Check;
 };
@@ -334,7 +326,8 @@ private:
 /// Loads facts: whether calling the function loads weights with the caller's
 /// ambient device (no scope of its own around the load, no device map), at
 /// any depth, and whether the caller's default device reaches that load.
-class FromPretrainedInMetaScopeCheck::LoadsFacet : public SummaryFacet {
+class FromPretrainedInMetaScopeCheck::LoadsFacet
+    : public SummaryFacetFor<LoadFacts> {
 public:
   explicit LoadsFacet(FromPretrainedInMetaScopeCheck &Check) : Check(Check) {}
 
@@ -342,8 +335,9 @@ public:
     return !Check.isMachinery(FD);
   }
 
-  void summarise(const FunctionDecl *F, FunctionSummary &Out,
+  void summarise(const FunctionDecl *F, FunctionSummary &Summary,
                  SummaryTable &Table) override {
+    LoadFacts &Out = Summary.edit<LoadFacts>();
     ASTContext &Context = Table.context();
     const SourceManager &SM = Context.getSourceManager();
     const std::vector<const Expr *> Calls = collectCalls(F);
@@ -364,7 +358,7 @@ public:
       const FunctionDecl *Callee = calledFunction(Call);
       std::optional<std::string> LoaderName =
           Check.Loaders.loaderCallName(Call);
-      const FunctionSummary *S = nullptr;
+      const LoadFacts *S = nullptr;
       if (!LoaderName) {
         if (!Callee || Check.isMachinery(Callee))
           continue;
@@ -373,17 +367,17 @@ public:
         for (const FunctionDecl *Target : Table.callTargets(Call)) {
           const FunctionSummary *TS = Check.isMachinery(Target)
                                           ? nullptr
-                                          : Table.lookup(Target, Facet::Loads);
-          if (TS && TS->LoadsWeights) {
-            S = TS;
+                                          : Table.lookup<LoadFacts>(Target);
+          if (TS && TS->get<LoadFacts>().LoadsWeights) {
+            S = &TS->get<LoadFacts>();
             Callee = Target;
             break;
           }
         }
         if (!S)
           for (const FunctionSummary *TS : Table.externalTargets(Call))
-            if (TS->LoadsWeights) {
-              S = TS;
+            if (TS->get<LoadFacts>().LoadsWeights) {
+              S = &TS->get<LoadFacts>();
               Callee = nullptr; // User code: a call that counts.
               break;
             }
@@ -426,22 +420,6 @@ public:
     }
     Out.LoadsWeights = Found;
     Out.LoadsOnlyAfterSettingDevice = Found && !FoundToDefault;
-  }
-
-  void reset(FunctionSummary &S) const override {
-    S.LoadsWeights = false;
-    S.LoadsAt = {};
-    S.Loader.clear();
-    S.LoadsIn.clear();
-    S.LoadsDepth = 0;
-    S.LoadsOnlyAfterSettingDevice = false;
-  }
-
-  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
-    return A.LoadsWeights == B.LoadsWeights && A.LoadsDepth == B.LoadsDepth &&
-           A.LoadsOnlyAfterSettingDevice == B.LoadsOnlyAfterSettingDevice &&
-           A.LoadsAt == B.LoadsAt && A.Loader == B.Loader &&
-           A.LoadsIn == B.LoadsIn;
   }
 
 private:
@@ -588,7 +566,8 @@ void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
       [this](ASTContext &Context) -> SummaryTable & {
         return summaries(Context);
       },
-      {Facet::DefaultDevice, Facet::Loads, Facet::Options});
+      {&facetKind<DeviceFacts>(), &facetKind<LoadFacts>(),
+       &facetKind<OptionsFacts>()});
   Cfgs.clear();
   LiveGuards.clear();
   Functions.clear();
@@ -697,11 +676,12 @@ FromPretrainedInMetaScopeCheck::destructionEffect(const CXXRecordDecl *RD,
   Destruction Result = Destruction::Keeps;
   if (const CXXDestructorDecl *Dtor = RD->getDestructor();
       Dtor && Dtor->isUserProvided()) {
-    const FunctionSummary *S = Table.lookup(Dtor, Facet::DefaultDevice);
+    const FunctionSummary *S = Table.lookup<DeviceFacts>(Dtor);
     if (!S)
       Result = Destruction::Unknown;
-    else if (S->DefaultDevice == DeviceAtReturn::Restored ||
-             S->DefaultDevice == DeviceAtReturn::Unknown)
+    else if (S->get<DeviceFacts>().DefaultDevice ==
+                 DeviceAtReturn::Restored ||
+             S->get<DeviceFacts>().DefaultDevice == DeviceAtReturn::Unknown)
       Result = Destruction::Ends;
   }
   // Members and bases are destroyed after the destructor's body.
@@ -717,9 +697,8 @@ FromPretrainedInMetaScopeCheck::destructionEffect(const CXXRecordDecl *RD,
 
 SummaryTable &FromPretrainedInMetaScopeCheck::summaries(ASTContext &Context) {
   return Facts.table(Summaries, Context,
-                     {{Facet::DefaultDevice, DeviceFacetImpl.get()},
-                      {Facet::Loads, LoadsFacetImpl.get()},
-                      {Facet::Options, &OptionsFacetImpl}});
+                     {DeviceFacetImpl.get(), LoadsFacetImpl.get(),
+                      &OptionsFacetImpl});
 }
 
 bool FromPretrainedInMetaScopeCheck::hasDeviceMap(const Expr *Call,
@@ -735,15 +714,16 @@ FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionDecl *Callee,
                                             ASTContext &Context) {
   if (CallDepth == 0 || !canEnter(Callee))
     return std::nullopt;
-  return exposedLoad(summaries(Context).lookup(Callee, Facet::Loads),
+  return exposedLoad(summaries(Context).lookup<LoadFacts>(Callee),
                      isFreeHop(Callee, Context.getSourceManager()), Kind,
                      Context);
 }
 
 std::optional<FromPretrainedInMetaScopeCheck::InnerLoad>
-FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionSummary *S,
+FromPretrainedInMetaScopeCheck::exposedLoad(const FunctionSummary *Summary,
                                             bool FreeHop, Exposure Kind,
                                             ASTContext &Context) {
+  const LoadFacts *S = Summary ? &Summary->get<LoadFacts>() : nullptr;
   if (CallDepth == 0 || !S || !S->LoadsWeights)
     return std::nullopt;
   if (Kind == Exposure::DefaultDevice && S->LoadsOnlyAfterSettingDevice)

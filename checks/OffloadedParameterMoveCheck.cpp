@@ -79,7 +79,8 @@ std::string helperName(const FunctionDecl *FD) {
 /// Model facts: what a function does to the models passed to it (moves,
 /// mutates parameters of, removes hooks of its argument N, at any depth),
 /// and whether it returns a dispatched model.
-class OffloadedParameterMoveCheck::ModelFacet : public SummaryFacet {
+class OffloadedParameterMoveCheck::ModelFacet
+    : public SummaryFacetFor<ModelFacts> {
 public:
   explicit ModelFacet(OffloadedParameterMoveCheck &Check) : Check(Check) {}
 
@@ -92,8 +93,9 @@ public:
            !Check.HookRemovers.matches(FD) && !Check.NeedsHooks.matches(FD);
   }
 
-  void summarise(const FunctionDecl *F, FunctionSummary &Out,
+  void summarise(const FunctionDecl *F, FunctionSummary &Summary,
                  SummaryTable &Table) override {
+    ModelFacts &Out = Summary.edit<ModelFacts>();
     ASTContext &Context = Table.context();
     Events Ev = Check.collectEvents(F, Context);
     const CfgReachability *Cfg = Check.Cfgs.get(F, F->getBody(), Context);
@@ -138,27 +140,6 @@ public:
       }
   }
 
-  void reset(FunctionSummary &S) const override {
-    S.Args.clear();
-    S.ReturnsDispatchedModel = false;
-    S.DispatchedAt = {};
-    S.DispatchChain.clear();
-  }
-
-  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
-    if (A.ReturnsDispatchedModel != B.ReturnsDispatchedModel ||
-        A.Args.size() != B.Args.size())
-      return false;
-    for (const auto &[Index, Effects] : A.Args) {
-      auto It = B.Args.find(Index);
-      if (It == B.Args.end() || It->second.Moves != Effects.Moves ||
-          It->second.MutatesParameters != Effects.MutatesParameters ||
-          It->second.RemovesHooks != Effects.RemovesHooks)
-        return false;
-    }
-    return true;
-  }
-
 private:
   OffloadedParameterMoveCheck &Check;
 };
@@ -188,8 +169,7 @@ OffloadedParameterMoveCheck::~OffloadedParameterMoveCheck() = default;
 
 SummaryTable &OffloadedParameterMoveCheck::summaries(ASTContext &Context) {
   return Facts.table(Summaries, Context,
-                     {{Facet::Model, ModelFacetImpl.get()},
-                      {Facet::Options, &OptionsFacetImpl}});
+                     {ModelFacetImpl.get(), &OptionsFacetImpl});
 }
 
 void OffloadedParameterMoveCheck::storeOptions(
@@ -228,8 +208,8 @@ void OffloadedParameterMoveCheck::check(
   if (!MayDispatch && !definitionWithBody(Callee) && returnsModel(Callee))
     // A factory in another translation unit, known from its summary.
     if (const FunctionSummary *S =
-            summaries(*Result.Context).lookup(Callee, Facet::Model))
-      MayDispatch = S->ReturnsDispatchedModel;
+            summaries(*Result.Context).lookup<ModelFacts>(Callee))
+      MayDispatch = S->get<ModelFacts>().ReturnsDispatchedModel;
   if (!MayDispatch)
     return;
   EnclosingFunction Fn = Functions.enclosing(Call, *Result.Context);
@@ -241,7 +221,7 @@ void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
       [this](ASTContext &Context) -> SummaryTable & {
         return summaries(Context);
       },
-      {Facet::Model, Facet::Options});
+      {&facetKind<ModelFacts>(), &facetKind<OptionsFacts>()});
   Cfgs.clear();
   Functions.clear();
   Analyzed.clear();
@@ -291,10 +271,10 @@ OffloadedParameterMoveCheck::dispatchedValue(const Expr *Value,
   Dispatch D;
   if (!Inner) {
     // No body here: a summary from another translation unit may know.
-    const FunctionSummary *S = summaries(Context).lookup(Callee, Facet::Model);
-    if (!S || !S->ReturnsDispatchedModel)
+    const FunctionSummary *S = summaries(Context).lookup<ModelFacts>(Callee);
+    if (!S || !S->get<ModelFacts>().ReturnsDispatchedModel)
       return std::nullopt;
-    D.ExternalChain = S->DispatchChain;
+    D.ExternalChain = S->get<ModelFacts>().DispatchChain;
   }
   D.S = Call;
   D.Source = DispatchSource::Factory;
@@ -408,7 +388,7 @@ void OffloadedParameterMoveCheck::addCallEffects(const CallExpr *Call,
   if (Targets.empty())
     Targets.push_back(Callee);
   auto AddArgs = [&](const FunctionSummary &S, llvm::StringRef TargetName) {
-    for (const auto &[Index, Effects] : S.Args) {
+    for (const auto &[Index, Effects] : S.get<ModelFacts>().Args) {
       const unsigned ArgIndex = Index + FirstArg;
       if (ArgIndex < Call->getNumArgs())
         if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(ArgIndex)))
@@ -416,7 +396,7 @@ void OffloadedParameterMoveCheck::addCallEffects(const CallExpr *Call,
     }
   };
   for (const FunctionDecl *Target : Targets)
-    if (const FunctionSummary *S = Table.lookup(Target, Facet::Model))
+    if (const FunctionSummary *S = Table.lookup<ModelFacts>(Target))
       AddArgs(*S, helperName(Target));
   // Overrides that only other translation units define.
   for (const FunctionSummary *S : Table.externalTargets(Call))
@@ -586,8 +566,9 @@ void OffloadedParameterMoveCheck::addMemberCallEvents(
     if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
       if (const FunctionDecl *Fn = functionOfCallableObject(Call->getArg(0)))
         if (const FunctionSummary *S =
-                summaries(Context).lookup(Fn, Facet::Model))
-          if (auto It = S->Args.find(0); It != S->Args.end())
+                summaries(Context).lookup<ModelFacts>(Fn))
+          if (auto It = S->get<ModelFacts>().Args.find(0);
+              It != S->get<ModelFacts>().Args.end())
             addEffects(Call, *Ref, "apply", It->second, Ev);
     return;
   }

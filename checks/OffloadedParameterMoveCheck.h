@@ -21,6 +21,7 @@
 #include "utils/ClangCompat.h"
 #include "utils/FunctionSummaries.h"
 #include "utils/LoaderCalls.h"
+#include "utils/ModelFacts.h"
 #include "utils/ModuleExprs.h"
 #include "utils/NameList.h"
 #include "utils/OffloadGuards.h"

@@ -38,7 +38,7 @@ import json
 import os
 import sys
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 ENV_EXPORT = "METAGUARD_EXPORT_SUMMARIES"
 ENV_SUMMARY = "METAGUARD_SUMMARY_FILE"
 
@@ -84,65 +84,101 @@ class FileHashes:
         return False
 
 
-# --- The merge rule of checks/utils/SummaryMerge.cpp, in Python. ---
-
-ENUM_FACTS = {"default_device": "unchanged", "returned_device_map": "none"}
-BOOL_FACTS = {"loads_weights": ("loads_at", "loader"),
-              "opens_meta_scope": ("opens_meta_scope_at",),
-              "returns_dispatched_model": ("dispatched_at", "dispatch_chain")}
-ARG_FACTS = ("moves", "mutates_parameters", "removes_hooks")
+# --- The merge of checks/utils/SummaryMerge.cpp, in Python. ---
+#
+# It knows no fact by name: every facts file carries the rules of its facts
+# ("merge_rules": key -> {"merge": "agree" | "all" | "each", ...}), written by
+# the plugin from its facets, and the same algorithm reads them here.
 
 
-def _args(summary):
+def _fact_value(entry, key, rule):
+    """An "agree" fact's value (its default when absent); an "all" fact's
+    yes or no (anything but true is no)."""
+    if rule.get("merge") == "agree":
+        return entry.get(key, rule.get("default"))
+    return entry.get(key) is True
+
+
+def _is_default(value, rule):
+    return value == (rule.get("default") if rule.get("merge") == "agree" else False)
+
+
+def _items(entry, key, rule):
+    """The items of an "each" list that state some fact, by their number."""
+    by, facts = rule.get("by"), rule.get("facts", {})
     result = {}
-    for arg in summary.get("args", []):
-        if isinstance(arg, dict) and isinstance(arg.get("index"), int):
-            if any(arg.get(fact) is True for fact in ARG_FACTS):
-                result[arg["index"]] = arg
+    items = entry.get(key)
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get(by), int) and \
+                not isinstance(item.get(by), bool) and item[by] >= 0 and \
+                any(not _is_default(_fact_value(item, k, r), r) for k, r in facts.items()):
+            result[item[by]] = item
     return result
 
 
-def disagreements(a, b):
-    keys = [k for k, default in ENUM_FACTS.items() if a.get(k, default) != b.get(k, default)]
-    keys += [k for k in BOOL_FACTS if bool(a.get(k, False)) != bool(b.get(k, False))]
-    args_a, args_b = _args(a), _args(b)
-    for index in sorted(set(args_a) | set(args_b)):
-        for fact in ARG_FACTS:
-            if (args_a.get(index, {}).get(fact, False) is True) != \
-                    (args_b.get(index, {}).get(fact, False) is True):
-                keys.append(f"args[{index}].{fact}")
+def _merge_fact(merged, a, b, key, rule):
+    va, vb = _fact_value(a, key, rule), _fact_value(b, key, rule)
+    if rule.get("merge") == "agree":
+        value = va if va == vb else rule.get("disputed")
+    else:
+        value = va and vb
+    if value != va or _is_default(value, rule):
+        for detail in rule.get("details", []):
+            merged.pop(detail, None)
+    merged[key] = value
+
+
+def disagreements(a, b, rules):
+    keys = []
+    for key, rule in rules.items():
+        if rule.get("merge") != "each":
+            if _fact_value(a, key, rule) != _fact_value(b, key, rule):
+                keys.append(key)
+            continue
+        items_a, items_b = _items(a, key, rule), _items(b, key, rule)
+        for number in sorted(set(items_a) | set(items_b)):
+            for fact, fact_rule in rule.get("facts", {}).items():
+                if _fact_value(items_a.get(number, {}), fact, fact_rule) != \
+                        _fact_value(items_b.get(number, {}), fact, fact_rule):
+                    keys.append(f"{key}[{number}].{fact}")
     return sorted(keys)
 
 
-def merge_conservatively(a, b):
-    """What both say; facts they disagree on become unknown or false."""
+def merge_conservatively(a, b, rules):
+    """What both say; facts they disagree on become unknown or no."""
     merged = dict(a)
     if not merged.get("name"):
         merged["name"] = b.get("name", "")
-    for key, default in ENUM_FACTS.items():
-        if a.get(key, default) != b.get(key, default):
-            merged[key] = "unknown"
-            if key == "default_device":
-                merged.pop("default_device_at", None)
-    for key, extras in BOOL_FACTS.items():
-        merged[key] = bool(a.get(key, False)) and bool(b.get(key, False))
-        if not merged[key]:
-            for extra in extras:
-                merged.pop(extra, None)
-    args_a, args_b = _args(a), _args(b)
-    args = []
-    for index in sorted(set(args_a) & set(args_b)):
-        arg = dict(args_a[index])
-        for fact in ARG_FACTS:
-            arg[fact] = args_a[index].get(fact) is True and args_b[index].get(fact) is True
-        if any(arg[fact] for fact in ARG_FACTS):
-            args.append(arg)
-    merged["args"] = args
+    for key, rule in rules.items():
+        if rule.get("merge") != "each":
+            _merge_fact(merged, a, b, key, rule)
+            continue
+        items_a, items_b = _items(a, key, rule), _items(b, key, rule)
+        items = []
+        for number in sorted(set(items_a) & set(items_b)):
+            item = dict(items_a[number])
+            for fact, fact_rule in rule.get("facts", {}).items():
+                _merge_fact(item, items_a[number], items_b[number], fact, fact_rule)
+            if any(not _is_default(item[f], r) for f, r in rule.get("facts", {}).items()):
+                items.append(item)
+        merged[key] = items
     return merged
 
 
-def merge_summaries(facts_by_source):
-    """[(source name, [summary, ...])] in order -> (merged list by USR, conflicts)."""
+def merge_rules(all_facts):
+    """The "merge_rules" of facts files, joined (the first file naming a key
+    decides its rule)."""
+    rules = {}
+    for facts in all_facts:
+        for key, rule in facts.get("merge_rules", {}).items():
+            if isinstance(rule, dict):
+                rules.setdefault(key, rule)
+    return rules
+
+
+def merge_summaries(facts_by_source, rules):
+    """[(source name, [summary, ...])] in order, and the facts' merge rules
+    -> (merged list by USR, conflicts)."""
     merged, sources, conflict_facts = {}, {}, {}
     for source, functions in facts_by_source:
         for summary in functions:
@@ -153,10 +189,10 @@ def merge_summaries(facts_by_source):
             if usr not in merged:
                 merged[usr] = summary
                 continue
-            keys = disagreements(merged[usr], summary)
+            keys = disagreements(merged[usr], summary, rules)
             if keys:
                 conflict_facts.setdefault(usr, set()).update(keys)
-            merged[usr] = merge_conservatively(merged[usr], summary)
+            merged[usr] = merge_conservatively(merged[usr], summary, rules)
     conflicts = []
     for usr in sorted(conflict_facts):
         names = []
@@ -201,7 +237,8 @@ def read_facts(path, index_too=False):
     for key in ("functions", "defines", "uses", "inputs"):
         if not isinstance(facts.get(key, []), list):
             return None
-    if not isinstance(facts.get("overrides", {}), dict):
+    if not isinstance(facts.get("overrides", {}), dict) or \
+            not isinstance(facts.get("merge_rules", {}), dict):
         return None
     return facts
 
@@ -359,11 +396,13 @@ class WholeProgram:
         """Merges the facts of every TU into index.json: (summaries by USR,
         conflicts)."""
         facts = {s: self.facts_of(records[s]["facts"]) or {} for s in sorted(records)}
+        rules = merge_rules(facts.values())
         functions, conflicts = merge_summaries(
-            [(display(s), facts[s].get("functions", [])) for s in sorted(facts)])
+            [(display(s), facts[s].get("functions", [])) for s in sorted(facts)], rules)
         self.overrides = merge_overrides(facts.values())
         write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
-                                     "overrides": self.overrides, "conflicts": conflicts})
+                                     "merge_rules": rules, "overrides": self.overrides,
+                                     "conflicts": conflicts})
         self.hashes.hashes.pop(self.index_path, None)
         return {f["usr"]: f for f in functions}, conflicts, facts
 
@@ -502,12 +541,18 @@ def merge_files(paths, output, log=sys.stderr):
         if facts is None:
             raise ValueError(f"{path}: not a metaguard facts file or index")
         functions = [f for f in facts.get("functions", []) if isinstance(f, dict)]
+        if functions and not facts.get("merge_rules"):
+            raise ValueError(f"{path}: has no \"merge_rules\": written by an older metaguard; "
+                             "re-create it (metaguard-tidy --whole-program re-summarises "
+                             "its own cache)")
         sources.append((os.path.basename(path), functions))
         all_facts.append(facts)
-    functions, conflicts = merge_summaries(sources)
+    rules = merge_rules(all_facts)
+    functions, conflicts = merge_summaries(sources, rules)
     for conflict in conflicts:
         print(f"metaguard-tidy: {conflict_message(conflict)}", file=log)
     write_json(os.path.abspath(output), {"metaguard_facts_index": 1, "functions": functions,
+                                         "merge_rules": rules,
                                          "overrides": merge_overrides(all_facts),
                                          "conflicts": conflicts})
     return len(conflicts)

@@ -30,13 +30,25 @@ constexpr unsigned MaxVisitDepth = 512;
 /// reached on pathological input; the last round's facts are kept.
 constexpr unsigned MaxRounds = 16;
 
-unsigned bit(Facet K) { return 1u << static_cast<unsigned>(K); }
+unsigned bit(const FacetKind &K) { return 1u << K.id(); }
+
+/// Whether the facts of kind K in A and B are the same, absent facts being
+/// the facet's defaults.
+bool sameFacts(const FunctionSummary &A, const FunctionSummary &B,
+               const FacetKind &K) {
+  const FacetFacts *FA = A.facts(K), *FB = B.facts(K);
+  if (!FA && !FB)
+    return true;
+  std::unique_ptr<FacetFacts> Defaults = K.make();
+  return (FA ? *FA : *Defaults).same(FB ? *FB : *Defaults);
+}
 
 } // namespace
 
-void SummaryTable::setFacet(Facet K, SummaryFacet *F) {
-  if (!Facets[unsigned(K)])
-    Facets[unsigned(K)] = F;
+void SummaryTable::setFacet(SummaryFacet *F) {
+  SummaryFacet *&Slot = Facets[F->kind().id()];
+  if (!Slot)
+    Slot = F;
 }
 
 std::string SummaryTable::usrOf(const Decl *D) {
@@ -215,8 +227,9 @@ void SummaryTable::addExternal(FunctionSummary S) {
   Externals[USR] = std::move(S);
 }
 
-const FunctionSummary *SummaryTable::lookup(const FunctionDecl *FD, Facet K) {
-  SummaryFacet *F = Facets[unsigned(K)];
+const FunctionSummary *SummaryTable::lookup(const FunctionDecl *FD,
+                                            const FacetKind &K) {
+  SummaryFacet *F = Facets[K.id()];
   if (!FD || !F)
     return nullptr;
   const FunctionDecl *Def = definitionWithBody(FD);
@@ -230,7 +243,7 @@ const FunctionSummary *SummaryTable::lookup(const FunctionDecl *FD, Facet K) {
   if ((E.Done & bit(K)) || (E.InProgress & bit(K)))
     return &E.Summary;
   TarjanState State;
-  State.K = K;
+  State.K = &K;
   visit(Def, State, 0);
   return &E.Summary;
 }
@@ -240,8 +253,9 @@ void SummaryTable::visit(const FunctionDecl *Def, TarjanState &State,
   const unsigned Index = State.Counter++;
   State.IndexLow[Def] = {Index, Index};
   State.Stack.push_back(Def);
-  entry(Def).InProgress |= bit(State.K);
-  SummaryFacet *F = Facets[unsigned(State.K)];
+  const FacetKind &K = *State.K;
+  entry(Def).InProgress |= bit(K);
+  SummaryFacet *F = Facets[K.id()];
 
   unsigned Low = Index;
   // callees() may grow Entries: copy the list before recursing.
@@ -250,17 +264,17 @@ void SummaryTable::visit(const FunctionDecl *Def, TarjanState &State,
     if (!F->follows(Callee))
       continue;
     Entry &CE = entry(Callee);
-    if (CE.Done & bit(State.K))
+    if (CE.Done & bit(K))
       continue;
     auto It = State.IndexLow.find(Callee);
     if (It == State.IndexLow.end()) {
-      if (CE.InProgress & bit(State.K))
+      if (CE.InProgress & bit(K))
         continue; // On the stack of an outer search: its approximation.
       if (Depth >= MaxVisitDepth)
         continue;
       visit(Callee, State, Depth + 1);
       Low = std::min(Low, State.IndexLow[Callee].second);
-    } else if (CE.InProgress & bit(State.K)) {
+    } else if (CE.InProgress & bit(K)) {
       Low = std::min(Low, It->second.first);
     }
   }
@@ -276,23 +290,23 @@ void SummaryTable::visit(const FunctionDecl *Def, TarjanState &State,
     if (Member == Def)
       break;
   }
-  solve(Component, State.K);
+  solve(Component, K);
 }
 
 void SummaryTable::solve(llvm::ArrayRef<const FunctionDecl *> Component,
-                         Facet K) {
-  SummaryFacet *F = Facets[unsigned(K)];
+                         const FacetKind &K) {
+  SummaryFacet *F = Facets[K.id()];
   // Members were pushed callers-last: summarise callees first.
   for (unsigned Round = 0; Round < MaxRounds; ++Round) {
     bool Changed = false;
     for (const FunctionDecl *Member : Component) {
       Entry &E = entry(Member);
       FunctionSummary Next = E.Summary;
-      F->reset(Next);
+      Next.clearFacts(K);
       F->summarise(Member, Next, *this);
       // summarise() may have created entries: look the member up again.
       Entry &After = entry(Member);
-      if (!F->same(Next, After.Summary)) {
+      if (!sameFacts(Next, After.Summary, K)) {
         Changed = true;
         After.Summary = std::move(Next);
       }

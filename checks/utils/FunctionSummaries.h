@@ -8,12 +8,12 @@
 //
 // The facts themselves are computed by facets that the checks register (each
 // check knows its own options: which calls load, set the default device,
-// dispatch...). Facets fill disjoint fields of the same FunctionSummary, and
-// one table is shared by both checks in a translation unit, so the call
-// graph, USRs and results are computed once.
+// dispatch...). Each facet fills its own facts of a FunctionSummary, and one
+// table is shared by every check in a translation unit, so the call graph,
+// USRs and results are computed once.
 //
 // Functions without a body in this translation unit can be given summaries
-// from elsewhere (a facts file, issue 11) by USR.
+// from elsewhere (a facts file, WholeProgram.h) by USR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,48 +39,50 @@ namespace clang::tidy::metaguard {
 
 class SummaryTable;
 
-/// Which facts a facet computes. Facets may read other facets' facts of
-/// callees, but no cycle between facets: Loads reads DefaultDevice.
-enum class Facet : unsigned {
-  DefaultDevice, ///< DefaultDevice, DefaultDeviceAt, OpensMetaScope(At).
-  Loads,         ///< LoadsWeights, LoadsAt, Loader, LoadsIn, ...
-  Model,         ///< ReturnsDispatchedModel, Args.
-  Options,       ///< ReturnedDeviceMap.
-};
-inline constexpr unsigned NumFacets = 4;
-
 /// The transfer function of one facet: the facts of a function from its own
-/// code and the current facts of its callees.
+/// code and the current facts of its callees. The facts themselves are the
+/// facet's struct (FunctionSummary.h); facets may read other facets' facts
+/// of callees, but no cycle between facets.
 class SummaryFacet {
 public:
   virtual ~SummaryFacet() = default;
+  /// The facts this facet computes.
+  virtual const FacetKind &kind() const = 0;
   /// Whether a call to FD (which has a body) is followed into FD.
   virtual bool follows(const FunctionDecl *FD) const = 0;
-  /// Sets this facet's fields of Out (which hold the facet's defaults) from
-  /// F's body; callee facts come from Table.lookup().
+  /// Fills in this facet's facts of Out (which has none yet) from F's body;
+  /// callee facts come from Table.lookup().
   virtual void summarise(const FunctionDecl *F, FunctionSummary &Out,
                          SummaryTable &Table) = 0;
-  /// Resets this facet's fields to their defaults.
-  virtual void reset(FunctionSummary &S) const = 0;
-  /// Whether A and B hold the same facts of this facet (fixpoint test).
-  virtual bool same(const FunctionSummary &A,
-                    const FunctionSummary &B) const = 0;
+};
+
+/// A facet computing the facts struct Facts.
+template <typename Facts> class SummaryFacetFor : public SummaryFacet {
+public:
+  const FacetKind &kind() const override { return facetKind<Facts>(); }
 };
 
 class SummaryTable {
 public:
   explicit SummaryTable(ASTContext &Context) : Context(Context) {}
 
-  /// Registers the facet K (the first registration wins; facets are owned by
-  /// the checks, which outlive the table).
-  void setFacet(Facet K, SummaryFacet *F);
-  bool hasFacet(Facet K) const { return Facets[unsigned(K)] != nullptr; }
+  /// Registers F for its kind of facts (the first registration wins; facets
+  /// are owned by the checks, which outlive the table).
+  void setFacet(SummaryFacet *F);
+  bool hasFacet(const FacetKind &K) const { return Facets[K.id()] != nullptr; }
+  template <typename Facts> bool hasFacet() const {
+    return hasFacet(facetKind<Facts>());
+  }
 
   /// The summary of FD with facet K computed, or nullptr when there is none:
   /// FD has no body here and no external summary, facet K is not registered,
   /// or K does not follow FD. A function whose summary is being computed
   /// (recursion) gives its current approximation.
-  const FunctionSummary *lookup(const FunctionDecl *FD, Facet K);
+  const FunctionSummary *lookup(const FunctionDecl *FD, const FacetKind &K);
+  template <typename Facts>
+  const FunctionSummary *lookup(const FunctionDecl *FD) {
+    return lookup(FD, facetKind<Facts>());
+  }
 
   /// A summary from outside this translation unit, used for functions that
   /// have no body here (matched by USR). A later one for the same USR
@@ -150,7 +152,7 @@ private:
     unsigned InProgress = 0; ///< Bit per facet: on a Tarjan stack.
   };
   struct TarjanState {
-    Facet K = Facet::DefaultDevice;
+    const FacetKind *K = nullptr;
     llvm::DenseMap<const FunctionDecl *, std::pair<unsigned, unsigned>>
         IndexLow;
     std::vector<const FunctionDecl *> Stack;
@@ -160,7 +162,8 @@ private:
   Entry &entry(const FunctionDecl *Def);
   const std::vector<const FunctionDecl *> &callees(const FunctionDecl *Def);
   void visit(const FunctionDecl *Def, TarjanState &State, unsigned Depth);
-  void solve(llvm::ArrayRef<const FunctionDecl *> Component, Facet K);
+  void solve(llvm::ArrayRef<const FunctionDecl *> Component,
+             const FacetKind &K);
   const FunctionSummary *external(const FunctionDecl *FD);
 
   void indexOverrides();
@@ -169,7 +172,7 @@ private:
   const CXXMethodDecl *virtualCallee(const Expr *Call) const;
 
   ASTContext &Context;
-  SummaryFacet *Facets[NumFacets] = {};
+  SummaryFacet *Facets[FacetKind::MaxFacets] = {};
   bool OverridesIndexed = false;
   /// Method -> the methods that override it directly.
   llvm::DenseMap<const CXXMethodDecl *,

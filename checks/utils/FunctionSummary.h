@@ -1,41 +1,40 @@
 //===--- FunctionSummary.h - metaguard-tidy --------------------*- C++ -*-===//
 //
 // Facts about one function that the checks use at its call sites instead of
-// looking into its body: what it leaves the default device as, whether it
-// loads weights, what it does to the models passed to it. Facts, never
-// findings: a finding is reported where the mistake is written.
+// looking into its body. Facts, never findings: a finding is reported where
+// the mistake is written.
 //
-// Summaries are computed bottom-up inside a translation unit (issue 10) and
-// can be exported to, and read back from, a facts file so that a call into
-// another translation unit uses them too (whole-program mode, issue 11).
-// They are keyed by the function's USR, which is the same in every TU.
+// The facts come in facets, each a struct of its own that the facet defines
+// next to the analysis that computes it (DeviceFacts, LoadFacts, ModelFacts,
+// OptionsFacts...): a FunctionSummary holds one of each that has something
+// to say, and knows none of them by name. A facet's struct says how it reads
+// and writes itself as JSON and how two versions of it merge (FacetKind), so
+// that the summary engine, the facts files and metaguard-tidy's merge serve
+// any facet without being told about it.
 //
-// Facts file (JSON), one object per function:
-//   { "usr": "c:@N@app@F@make_model#", "name": "app::make_model",
-//     "default_device": "unchanged" | "meta" | "restored" | "unknown",
-//     "default_device_at": {"file": "/abs/a.cpp", "line": 12, "column": 3},
-//     "loads_weights": true, "loads_at": {...}, "loader": "from_pretrained",
-//     "loads_in": "app::load_encoder", "loads_depth": 0,
-//     "loads_only_after_setting_device": false,
-//     "opens_meta_scope": false, "opens_meta_scope_at": {...},
-//     "returns_dispatched_model": false, "dispatched_at": {...},
-//     "dispatch_chain": [ {"how": "factory", "with": "app::load_big",
-//                          "at": {...}},
-//                         {"how": "loader", "with": "from_pretrained",
-//                          "at": {...}} ],
-//     "args": [ {"index": 0, "moves": true, "mutates_parameters": false,
-//                "removes_hooks": false, "at": {...},
-//                "what": "to", "in": "app::to_gpu"} ],
-//     "returned_device_map": "none" | "single-device" | "offloading" |
-//                            "unknown" }
-// Absent keys take the defaults below, so older files stay readable.
+// Summaries are computed bottom-up inside a translation unit
+// (FunctionSummaries.h) and can be exported to, and read back from, a facts
+// file so that a call into another translation unit uses them too
+// (whole-program mode, WholeProgram.h). They are keyed by the function's
+// USR, which is the same in every TU.
+//
+// Facts file (JSON), one object per function: "usr", "name", then the keys
+// of each facet (each facet's header lists its own). Absent keys take the
+// facet's defaults, and keys no facet knows are ignored, so files of older
+// and newer plugins stay readable.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARY_H
 #define METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARY_H
 
-#include <map>
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,105 +53,150 @@ struct SourceRef {
   bool operator!=(const SourceRef &O) const { return !(*this == O); }
 };
 
-/// The process-wide default device when the function returns, relative to
-/// when it was called.
-enum class DeviceAtReturn {
-  Unchanged, ///< The function does not set the default device.
-  /// On some path it returns with the default device meta, set by itself
-  /// (or a callee) and not reset after: a may-fact, like the check's
-  /// flow-sensitive analysis inside one function.
-  Meta,
-  /// On every path it sets a known non-meta device (or resets it) after any
-  /// meta setting: it ends a meta default device.
-  Restored,
-  /// Sets it to something not known, or resets it only on some paths.
-  /// Callers treat this as ending the meta state (no guesses, no noise).
-  Unknown,
+class FactReader;
+using FactJson = nlohmann::ordered_json;
+
+/// How the versions of one fact that several translation units export for
+/// one function (an inline function seen by many) become one, when they do
+/// not agree (an ODR violation, a header compiled with other macros). The
+/// merge is conservative: a fact they disagree on becomes its "unknown"
+/// value or is dropped, so no finding is ever built on a disputed fact.
+/// Facts files carry their facets' rules, so that metaguard-tidy merges
+/// without knowing any facet (SummaryMerge.h has the algorithm).
+struct MergeRule {
+  enum class Kind {
+    Agree, ///< A value both versions must give; else Disputed.
+    All,   ///< A yes/no fact: yes only where every version says yes.
+    Each,  ///< A list of items identified by the key By, each with Items.
+  };
+  std::string Key;
+  Kind How = Kind::All;
+  std::string Default;  ///< An Agree fact's value when the key is absent.
+  std::string Disputed; ///< An Agree fact's value when versions differ.
+  /// Keys that explain the fact (where, through what) and go with it when
+  /// the merged value is not the first version's, or is the default.
+  std::vector<std::string> Details;
+  std::string By;               ///< Each: the key that identifies an item.
+  std::vector<MergeRule> Items; ///< Each: the facts of one item.
 };
 
-/// The device map carried by a LoadOptions the function returns.
-enum class DeviceMapKind {
-  None,         ///< No device map: loads in place.
-  SingleDevice, ///< A map with no "disk" entry: offloads nothing.
-  Offloading,   ///< A map that sends something to "disk".
-  Unknown,
+/// One facet's facts about one function, type-erased for the engine.
+class FacetFacts {
+public:
+  virtual ~FacetFacts() = default;
+  virtual std::unique_ptr<FacetFacts> clone() const = 0;
+  /// Whether these facts say nothing (the facet's defaults).
+  virtual bool empty() const = 0;
+  /// Whether O holds the same facts (the fixpoint test of recursion).
+  virtual bool same(const FacetFacts &O) const = 0;
+  /// Adds this facet's keys to a function's JSON object (defaults too).
+  virtual void write(FactJson &Object) const = 0;
+  /// Reads this facet's keys; a problem is recorded in R.
+  virtual void read(FactReader &R) = 0;
 };
 
-/// How the model a factory returns gets dispatched.
-enum class DispatchKind {
-  Call,    ///< A DispatchFunctions call (dispatch_model and kin).
-  Loader,  ///< A loader call with a device map that may offload.
-  Factory, ///< A call to another function that returns a dispatched model.
+/// What the engine knows of one facet: a name, its facts and their merge
+/// rules. One instance per facet, made by facetKind<T>().
+class FacetKind {
+public:
+  virtual ~FacetKind() = default;
+  /// A small number, dense from 0, for the facet's slot in a summary.
+  unsigned id() const { return Id; }
+  virtual llvm::StringRef name() const = 0;
+  virtual std::unique_ptr<FacetFacts> make() const = 0;
+  virtual const std::vector<MergeRule> &rules() const = 0;
+
+  /// Every facet the plugin defines, ordered by name.
+  static std::vector<const FacetKind *> all();
+  /// The most facets one process may define (bits of a mask per facet).
+  static constexpr unsigned MaxFacets = 32;
+
+protected:
+  FacetKind();
+
+private:
+  unsigned Id;
 };
 
-/// One call on the way from a factory to the call that dispatches the model
-/// it returns: what a note points at when the factory is in another
-/// translation unit, as it would when the factory's body is visible.
-struct DispatchStep {
-  DispatchKind How = DispatchKind::Call;
-  SourceRef At;
-  std::string With; ///< The function called at At, qualified.
-  bool operator==(const DispatchStep &O) const {
-    return How == O.How && At == O.At && With == O.With;
+/// The facts of T, a facet's struct, for the engine. T provides
+///   static constexpr const char *Name;           // the facet's name
+///   static std::vector<MergeRule> mergeRules();  // one per fact
+///   bool empty() const;  bool same(const T &) const;
+///   void write(FactJson &) const;  void read(FactReader &);
+template <typename T> class FacetFactsOf final : public FacetFacts {
+public:
+  T Value;
+  std::unique_ptr<FacetFacts> clone() const override {
+    return std::make_unique<FacetFactsOf>(*this);
   }
+  bool empty() const override { return Value.empty(); }
+  bool same(const FacetFacts &O) const override {
+    return Value.same(static_cast<const FacetFactsOf &>(O).Value);
+  }
+  void write(FactJson &Object) const override { Value.write(Object); }
+  void read(FactReader &R) override { Value.read(R); }
 };
 
-/// What a function does to the model passed as one of its parameters.
-/// Index 0 is the first declared parameter; the implicit object of a member
-/// function is not counted.
-struct ArgumentEffects {
-  bool Moves = false;             ///< to()/cuda()/cpu() on it, transitively.
-  bool MutatesParameters = false; ///< Writes into its parameters in place.
-  bool RemovesHooks = false;      ///< remove_hook_from_module and kin.
-  SourceRef At;
-  /// What is done at At ("to", "set_data", "remove_hook_from_module"), and
-  /// the function At is in (qualified name), for notes.
-  std::string What;
-  std::string In;
-  bool any() const { return Moves || MutatesParameters || RemovesHooks; }
+template <typename T> class FacetKindOf final : public FacetKind {
+public:
+  llvm::StringRef name() const override { return T::Name; }
+  std::unique_ptr<FacetFacts> make() const override {
+    return std::make_unique<FacetFactsOf<T>>();
+  }
+  const std::vector<MergeRule> &rules() const override { return Rules; }
+
+private:
+  std::vector<MergeRule> Rules = T::mergeRules();
 };
 
-struct FunctionSummary {
+/// The kind of facet T, registered on first use. Each facet's .cpp also
+/// asks for it at load time (METAGUARD_REGISTER_FACET), so that a facts file
+/// read before any check ran still has every facet's keys read.
+template <typename T> const FacetKind &facetKind() {
+  static const FacetKindOf<T> Kind;
+  return Kind;
+}
+
+#define METAGUARD_REGISTER_FACET(T)                                           \
+  [[maybe_unused]] static const ::clang::tidy::metaguard::FacetKind            \
+      &RegisteredFacet##T = ::clang::tidy::metaguard::facetKind<T>()
+
+/// The summary of one function: its identity and the facts of each facet
+/// that has something to say.
+class FunctionSummary {
+public:
   std::string USR;
   std::string Name; ///< Qualified name, for messages.
 
-  DeviceAtReturn DefaultDevice = DeviceAtReturn::Unchanged;
-  SourceRef DefaultDeviceAt; ///< The setter call that decides it.
+  FunctionSummary() = default;
+  FunctionSummary(const FunctionSummary &O);
+  FunctionSummary &operator=(const FunctionSummary &O);
+  FunctionSummary(FunctionSummary &&) = default;
+  FunctionSummary &operator=(FunctionSummary &&) = default;
 
-  bool LoadsWeights = false; ///< Transitively, at any depth.
-  SourceRef LoadsAt;         ///< The loader call (possibly in a callee).
-  std::string Loader;        ///< The loader's name, e.g. "from_pretrained".
-  std::string LoadsIn;       ///< The function the loader call is in.
-  /// Calls of user code between this function and the loader call (0: it
-  /// calls the loader itself); calls through the standard library, LibTorch
-  /// and module holders do not count. Compared with the CallDepth option.
-  unsigned LoadsDepth = 0;
-  /// Every load runs after the function set the default device itself, so
-  /// a meta default device of the caller does not reach them (a meta scope
-  /// of the caller still does: a scope wins over the default device).
-  bool LoadsOnlyAfterSettingDevice = false;
+  /// The facts of facet T (its defaults when it has none).
+  template <typename T> const T &get() const {
+    if (const FacetFacts *F = facts(facetKind<T>()))
+      return static_cast<const FacetFactsOf<T> *>(F)->Value;
+    static const T Defaults;
+    return Defaults;
+  }
+  /// The facts of facet T, to fill in.
+  template <typename T> T &edit() {
+    return static_cast<FacetFactsOf<T> &>(editFacts(facetKind<T>())).Value;
+  }
 
-  /// A constructor that opens a meta scope held by the object (RAII class).
-  bool OpensMetaScope = false;
-  SourceRef OpensMetaScopeAt;
-
-  bool ReturnsDispatchedModel = false;
-  SourceRef DispatchedAt;
-  /// From the factory's own call (at DispatchedAt) down to the dispatching
-  /// call, each step in the function the previous one calls; cut at a
-  /// depth the notes never exceed.
-  std::vector<DispatchStep> DispatchChain;
-
-  std::map<unsigned, ArgumentEffects> Args; ///< Only parameters with effects.
-
-  DeviceMapKind ReturnedDeviceMap = DeviceMapKind::None;
+  /// The engine's access, by kind.
+  const FacetFacts *facts(const FacetKind &K) const;
+  FacetFacts &editFacts(const FacetKind &K);
+  void setFacts(const FacetKind &K, std::unique_ptr<FacetFacts> F);
+  void clearFacts(const FacetKind &K);
 
   /// Whether the summary says nothing a call site could use.
-  bool empty() const {
-    return DefaultDevice == DeviceAtReturn::Unchanged && !LoadsWeights &&
-           !OpensMetaScope && !ReturnsDispatchedModel && Args.empty() &&
-           ReturnedDeviceMap == DeviceMapKind::None;
-  }
+  bool empty() const;
+
+private:
+  llvm::SmallVector<std::unique_ptr<FacetFacts>, 4> Slots;
 };
 
 } // namespace clang::tidy::metaguard

@@ -51,10 +51,10 @@ std::optional<DeviceMapKind> fromHelperCall(const Expr *E,
       !isLoadOptions(Call->getDirectCallee()->getReturnType()))
     return std::nullopt;
   const FunctionSummary *S =
-      Table.lookup(Call->getDirectCallee(), Facet::Options);
+      Table.lookup<OptionsFacts>(Call->getDirectCallee());
   if (!S)
     return DeviceMapKind::Unknown; // Not followed: its result is not visible.
-  return S->ReturnedDeviceMap;
+  return S->get<OptionsFacts>().ReturnedDeviceMap;
 }
 
 } // namespace
@@ -117,13 +117,14 @@ void ReturnedOptionsFacet::summarise(const FunctionDecl *F,
       }
     Merge(DeviceMapKind::None);
   });
-  Out.ReturnedDeviceMap = Result ? *Result : DeviceMapKind::None;
+  Out.edit<OptionsFacts>().ReturnedDeviceMap =
+      Result ? *Result : DeviceMapKind::None;
 }
 
 DeviceMapKind deviceMapFromHelpers(const Expr *LoaderCall,
                                    SummaryTable &Table) {
   const auto *Call = dyn_cast<CallExpr>(LoaderCall);
-  if (!Call || !Table.hasFacet(Facet::Options))
+  if (!Call || !Table.hasFacet<OptionsFacts>())
     return DeviceMapKind::None;
   for (const Expr *Arg : Call->arguments()) {
     if (!Arg || isa<CXXDefaultArgExpr>(Arg))

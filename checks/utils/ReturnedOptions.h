@@ -1,7 +1,7 @@
 //===--- ReturnedOptions.h - metaguard-tidy --------------------*- C++ -*-===//
 //
 // Helpers that build LoadOptions: the device map carried by the options a
-// function returns (FunctionSummary::ReturnedDeviceMap), and the device map
+// function returns (OptionsFacts), and the device map
 // a loader call gets from such a helper.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +11,7 @@
 
 #include "CfgReachability.h"
 #include "FunctionSummaries.h"
+#include "OptionsFacts.h"
 
 #include "clang/AST/Expr.h"
 
@@ -20,17 +21,11 @@ namespace clang::tidy::metaguard {
 /// carries, from its return statements (a braced initialiser, a local options
 /// variable and the writes to its device_map reaching the return, another
 /// helper's result). Both checks register one; the first is used.
-class ReturnedOptionsFacet : public SummaryFacet {
+class ReturnedOptionsFacet : public SummaryFacetFor<OptionsFacts> {
 public:
   bool follows(const FunctionDecl *FD) const override;
   void summarise(const FunctionDecl *F, FunctionSummary &Out,
                  SummaryTable &Table) override;
-  void reset(FunctionSummary &S) const override {
-    S.ReturnedDeviceMap = DeviceMapKind::None;
-  }
-  bool same(const FunctionSummary &A, const FunctionSummary &B) const override {
-    return A.ReturnedDeviceMap == B.ReturnedDeviceMap;
-  }
   void clear() { Cfgs.clear(); }
 
 private:

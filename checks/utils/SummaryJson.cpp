@@ -1,6 +1,8 @@
 //===--- SummaryJson.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "utils/SummaryJson.h"
+#include "utils/FactJson.h"
+#include "utils/SummaryMerge.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -8,143 +10,50 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <nlohmann/json.hpp>
-
 #include <optional>
 
 namespace clang::tidy::metaguard {
 
-namespace {
-
-using Json = nlohmann::json;
-using OrderedJson = nlohmann::ordered_json;
-
-llvm::StringRef deviceName(DeviceAtReturn D) {
-  switch (D) {
-  case DeviceAtReturn::Unchanged:
-    return "unchanged";
-  case DeviceAtReturn::Meta:
-    return "meta";
-  case DeviceAtReturn::Restored:
-    return "restored";
-  case DeviceAtReturn::Unknown:
-    return "unknown";
-  }
-  return "unknown";
-}
-
-llvm::StringRef mapName(DeviceMapKind K) {
-  switch (K) {
-  case DeviceMapKind::None:
-    return "none";
-  case DeviceMapKind::SingleDevice:
-    return "single-device";
-  case DeviceMapKind::Offloading:
-    return "offloading";
-  case DeviceMapKind::Unknown:
-    return "unknown";
-  }
-  return "unknown";
-}
-
-llvm::StringRef dispatchName(DispatchKind K) {
-  switch (K) {
-  case DispatchKind::Call:
-    return "dispatch";
-  case DispatchKind::Loader:
-    return "loader";
-  case DispatchKind::Factory:
-    return "factory";
-  }
-  return "dispatch";
-}
-
-std::optional<DispatchKind> dispatchFromName(llvm::StringRef Name) {
-  for (DispatchKind K :
-       {DispatchKind::Call, DispatchKind::Loader, DispatchKind::Factory})
-    if (Name == dispatchName(K))
-      return K;
-  return std::nullopt;
-}
-
-std::optional<DeviceAtReturn> deviceFromName(llvm::StringRef Name) {
-  for (DeviceAtReturn D : {DeviceAtReturn::Unchanged, DeviceAtReturn::Meta,
-                           DeviceAtReturn::Restored, DeviceAtReturn::Unknown})
-    if (Name == deviceName(D))
-      return D;
-  return std::nullopt;
-}
-
-std::optional<DeviceMapKind> mapFromName(llvm::StringRef Name) {
-  for (DeviceMapKind K : {DeviceMapKind::None, DeviceMapKind::SingleDevice,
-                          DeviceMapKind::Offloading, DeviceMapKind::Unknown})
-    if (Name == mapName(K))
-      return K;
-  return std::nullopt;
-}
-
-OrderedJson refToJson(const SourceRef &R) {
-  OrderedJson J = OrderedJson::object();
-  J["file"] = R.File;
-  J["line"] = R.Line;
-  J["column"] = R.Column;
-  return J;
-}
-
-OrderedJson summaryObject(const FunctionSummary &S) {
-  OrderedJson J = OrderedJson::object();
+FactJson summaryObject(const FunctionSummary &S) {
+  FactJson J = FactJson::object();
   J["usr"] = S.USR;
   J["name"] = S.Name;
-  J["default_device"] = std::string(deviceName(S.DefaultDevice));
-  if (S.DefaultDeviceAt.valid())
-    J["default_device_at"] = refToJson(S.DefaultDeviceAt);
-  J["loads_weights"] = S.LoadsWeights;
-  if (S.LoadsAt.valid())
-    J["loads_at"] = refToJson(S.LoadsAt);
-  if (!S.Loader.empty())
-    J["loader"] = S.Loader;
-  if (!S.LoadsIn.empty())
-    J["loads_in"] = S.LoadsIn;
-  if (S.LoadsDepth)
-    J["loads_depth"] = S.LoadsDepth;
-  if (S.LoadsOnlyAfterSettingDevice)
-    J["loads_only_after_setting_device"] = true;
-  J["opens_meta_scope"] = S.OpensMetaScope;
-  if (S.OpensMetaScopeAt.valid())
-    J["opens_meta_scope_at"] = refToJson(S.OpensMetaScopeAt);
-  J["returns_dispatched_model"] = S.ReturnsDispatchedModel;
-  if (S.DispatchedAt.valid())
-    J["dispatched_at"] = refToJson(S.DispatchedAt);
-  if (!S.DispatchChain.empty()) {
-    OrderedJson Chain = OrderedJson::array();
-    for (const DispatchStep &Step : S.DispatchChain) {
-      OrderedJson StepJson = OrderedJson::object();
-      StepJson["how"] = std::string(dispatchName(Step.How));
-      StepJson["with"] = Step.With;
-      StepJson["at"] = refToJson(Step.At);
-      Chain.push_back(std::move(StepJson));
-    }
-    J["dispatch_chain"] = std::move(Chain);
+  // Every facet's keys, defaults too: a reader of the file (a person, the
+  // driver) need not know the defaults.
+  for (const FacetKind *K : FacetKind::all()) {
+    if (const FacetFacts *F = S.facts(*K))
+      F->write(J);
+    else
+      K->make()->write(J);
   }
-  OrderedJson Args = OrderedJson::array();
-  for (const auto &[Index, Effects] : S.Args) {
-    OrderedJson A = OrderedJson::object();
-    A["index"] = Index;
-    A["moves"] = Effects.Moves;
-    A["mutates_parameters"] = Effects.MutatesParameters;
-    A["removes_hooks"] = Effects.RemovesHooks;
-    if (Effects.At.valid())
-      A["at"] = refToJson(Effects.At);
-    if (!Effects.What.empty())
-      A["what"] = Effects.What;
-    if (!Effects.In.empty())
-      A["in"] = Effects.In;
-    Args.push_back(std::move(A));
-  }
-  J["args"] = std::move(Args);
-  J["returned_device_map"] = std::string(mapName(S.ReturnedDeviceMap));
   return J;
 }
+
+std::optional<FunctionSummary> summaryFromObject(const ReadJson &Entry,
+                                                 std::string &Error) {
+  FunctionSummary S;
+  FactReader R(Entry);
+  R.string("usr", S.USR, /*Required=*/true);
+  R.string("name", S.Name);
+  for (const FacetKind *K : FacetKind::all()) {
+    std::unique_ptr<FacetFacts> F = K->make();
+    F->read(R);
+    if (R.ok() && !F->empty())
+      S.setFacts(*K, std::move(F));
+  }
+  if (S.USR.empty() && R.ok())
+    R.fail("usr", "empty");
+  if (!R.ok()) {
+    Error = R.error();
+    return std::nullopt;
+  }
+  return S;
+}
+
+namespace {
+
+using Json = ReadJson;
+using OrderedJson = FactJson;
 
 /// dump() throws on invalid UTF-8 unless told to replace it; a file name in
 /// a SourceRef is bytes from the file system, not necessarily UTF-8.
@@ -171,158 +80,6 @@ public:
   std::string Error;
 };
 
-llvm::StringRef typeName(const Json &J) {
-  if (J.is_boolean())
-    return "a boolean";
-  if (J.is_number())
-    return "a number";
-  if (J.is_string())
-    return "a string";
-  if (J.is_array())
-    return "an array";
-  if (J.is_object())
-    return "an object";
-  return "null";
-}
-
-/// Reads the keys of one function entry. Each accessor records the first
-/// problem and makes the entry unusable; absent keys keep their defaults.
-class EntryReader {
-public:
-  explicit EntryReader(const Json &Object) : Object(Object) {}
-
-  bool ok() const { return Error.empty(); }
-  const std::string &error() const { return Error; }
-
-  void string(const char *Key, std::string &Out, bool Required = false) {
-    const Json *V = find(Key, Required);
-    if (!V)
-      return;
-    if (!V->is_string())
-      return fail(Key, "expected a string, got " + typeName(*V).str());
-    Out = V->get_ref<const std::string &>();
-  }
-  void boolean(const char *Key, bool &Out) {
-    const Json *V = find(Key);
-    if (!V)
-      return;
-    if (!V->is_boolean())
-      return fail(Key, "expected a boolean, got " + typeName(*V).str());
-    Out = V->get<bool>();
-  }
-  void ref(const char *Key, SourceRef &Out) {
-    const Json *V = find(Key);
-    if (!V)
-      return;
-    if (!V->is_object())
-      return fail(Key, "expected an object {\"file\", \"line\", \"column\"}, "
-                       "got " +
-                           typeName(*V).str());
-    EntryReader Inner(*V);
-    Inner.string("file", Out.File);
-    Inner.unsignedNumber("line", Out.Line);
-    Inner.unsignedNumber("column", Out.Column);
-    if (!Inner.ok())
-      fail(Key, Inner.Error);
-  }
-  void unsignedNumber(const char *Key, unsigned &Out, bool Required = false) {
-    const Json *V = find(Key, Required);
-    if (!V)
-      return;
-    if (!V->is_number_unsigned() || V->get<uint64_t>() > 0xffffffffu)
-      return fail(Key, "expected a non-negative integer, got " +
-                           (V->is_number() ? V->dump() : typeName(*V).str()));
-    Out = V->get<unsigned>();
-  }
-  template <typename Enum>
-  void enumeration(const char *Key, Enum &Out,
-                   std::optional<Enum> (*FromName)(llvm::StringRef),
-                   const char *Allowed) {
-    std::string Name;
-    string(Key, Name);
-    if (!ok() || !Object.contains(Key))
-      return;
-    if (std::optional<Enum> E = FromName(Name))
-      Out = *E;
-    else
-      fail(Key, "unknown value \"" + Name + "\" (expected " + Allowed + ")");
-  }
-  void args(std::map<unsigned, ArgumentEffects> &Out) {
-    const Json *V = find("args");
-    if (!V)
-      return;
-    if (!V->is_array())
-      return fail("args", "expected an array, got " + typeName(*V).str());
-    for (size_t I = 0; I < V->size() && ok(); ++I) {
-      const Json &A = (*V)[I];
-      std::string Key = "args[" + std::to_string(I) + "]";
-      if (!A.is_object())
-        return fail(Key, "expected an object, got " + typeName(A).str());
-      EntryReader Inner(A);
-      unsigned Index = 0;
-      ArgumentEffects Effects;
-      Inner.unsignedNumber("index", Index, /*Required=*/true);
-      Inner.boolean("moves", Effects.Moves);
-      Inner.boolean("mutates_parameters", Effects.MutatesParameters);
-      Inner.boolean("removes_hooks", Effects.RemovesHooks);
-      Inner.ref("at", Effects.At);
-      Inner.string("what", Effects.What);
-      Inner.string("in", Effects.In);
-      if (!Inner.ok())
-        return fail(Key, Inner.Error);
-      if (Effects.any())
-        Out[Index] = Effects;
-    }
-  }
-
-  void dispatchChain(std::vector<DispatchStep> &Out) {
-    const Json *V = find("dispatch_chain");
-    if (!V)
-      return;
-    if (!V->is_array())
-      return fail("dispatch_chain",
-                  "expected an array, got " + typeName(*V).str());
-    for (size_t I = 0; I < V->size() && ok(); ++I) {
-      const Json &Entry = (*V)[I];
-      std::string Key = "dispatch_chain[" + std::to_string(I) + "]";
-      if (!Entry.is_object())
-        return fail(Key, "expected an object, got " + typeName(Entry).str());
-      EntryReader Inner(Entry);
-      DispatchStep Step;
-      Inner.enumeration("how", Step.How, dispatchFromName,
-                        "dispatch, loader or factory");
-      Inner.string("with", Step.With);
-      Inner.ref("at", Step.At);
-      if (!Inner.ok())
-        return fail(Key, Inner.Error);
-      Out.push_back(std::move(Step));
-    }
-  }
-
-private:
-  const Json *find(const char *Key, bool Required = false) {
-    if (!ok())
-      return nullptr;
-    auto It = Object.find(Key);
-    if (It == Object.end()) {
-      if (Required)
-        fail(Key, "missing");
-      return nullptr;
-    }
-    return &*It;
-  }
-  void fail(llvm::StringRef Key, const std::string &Why) {
-    if (!ok())
-      return;
-    // Nested readers report "key \"line\": ..." and the outer one prefixes
-    // its own key, giving "key \"loads_at\": key \"line\": ...".
-    Error = "key \"" + Key.str() + "\": " + Why;
-  }
-
-  const Json &Object;
-  std::string Error;
-};
-
 void readStrings(const Json &Root, const char *Key, llvm::StringRef Path,
                  std::vector<std::string> &Out,
                  std::vector<std::string> &Errors) {
@@ -331,7 +88,7 @@ void readStrings(const Json &Root, const char *Key, llvm::StringRef Path,
     return;
   if (!It->is_array()) {
     Errors.push_back((Path + ": key \"" + Key + "\": expected an array, got " +
-                      typeName(*It))
+                      jsonTypeName(*It))
                          .str());
     return;
   }
@@ -341,7 +98,7 @@ void readStrings(const Json &Root, const char *Key, llvm::StringRef Path,
       Out.push_back(V.get<std::string>());
     else
       Errors.push_back((Path + ": " + Key + "[" + llvm::Twine(I) +
-                        "]: expected a string, got " + typeName(V))
+                        "]: expected a string, got " + jsonTypeName(V))
                            .str());
   }
 }
@@ -356,7 +113,7 @@ void readOverrides(const Json &Root, llvm::StringRef Path,
     return;
   if (!It->is_object()) {
     Errors.push_back(
-        (Path + ": key \"overrides\": expected an object, got " + typeName(*It))
+        (Path + ": key \"overrides\": expected an object, got " + jsonTypeName(*It))
             .str());
     return;
   }
@@ -385,6 +142,7 @@ std::string factsToJson(const TranslationUnitFacts &Facts) {
   for (const FunctionSummary &S : Facts.Functions)
     Functions.push_back(summaryObject(S));
   J["functions"] = std::move(Functions);
+  J["merge_rules"] = mergeRulesToJson(FacetKind::all());
   J["defines"] = Facts.Defines;
   J["uses"] = Facts.Uses;
   J["inputs"] = Facts.Inputs;
@@ -409,7 +167,7 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
   if (!Root.is_object()) {
     Result.Unreadable = true;
     Result.Errors.push_back(
-        (Path + ": expected a JSON object, got " + typeName(Root)).str());
+        (Path + ": expected a JSON object, got " + jsonTypeName(Root)).str());
     return Result;
   }
   for (const char *VersionKey : {"metaguard_facts", "metaguard_facts_index"}) {
@@ -441,7 +199,7 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
     Result.Errors.push_back((Path +
                              ": key \"functions\": expected an array, "
                              "got " +
-                             typeName(*Functions))
+                             jsonTypeName(*Functions))
                                 .str());
     return Result;
   }
@@ -450,42 +208,21 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
     std::string Where = (Path + ": functions[" + llvm::Twine(I) + "]").str();
     if (!Entry.is_object()) {
       Result.Errors.push_back(Where + ": expected an object, got " +
-                              typeName(Entry).str());
+                              jsonTypeName(Entry).str());
       continue;
     }
-    FunctionSummary S;
-    EntryReader R(Entry);
-    R.string("usr", S.USR, /*Required=*/true);
-    R.string("name", S.Name);
-    R.enumeration("default_device", S.DefaultDevice, deviceFromName,
-                  "unchanged, meta, restored or unknown");
-    R.ref("default_device_at", S.DefaultDeviceAt);
-    R.boolean("loads_weights", S.LoadsWeights);
-    R.ref("loads_at", S.LoadsAt);
-    R.string("loader", S.Loader);
-    R.string("loads_in", S.LoadsIn);
-    R.unsignedNumber("loads_depth", S.LoadsDepth);
-    R.boolean("loads_only_after_setting_device", S.LoadsOnlyAfterSettingDevice);
-    R.boolean("opens_meta_scope", S.OpensMetaScope);
-    R.ref("opens_meta_scope_at", S.OpensMetaScopeAt);
-    R.boolean("returns_dispatched_model", S.ReturnsDispatchedModel);
-    R.ref("dispatched_at", S.DispatchedAt);
-    R.dispatchChain(S.DispatchChain);
-    R.args(S.Args);
-    R.enumeration("returned_device_map", S.ReturnedDeviceMap, mapFromName,
-                  "none, single-device, offloading or unknown");
-    if (S.USR.empty() && R.ok()) {
-      Result.Errors.push_back(Where + ": key \"usr\": empty");
-      continue;
-    }
-    if (!R.ok()) {
-      if (!S.USR.empty())
-        Where += " (\"" + S.USR + "\")";
-      Result.Errors.push_back(Where + ": " + R.error() +
+    std::string Error;
+    std::optional<FunctionSummary> S = summaryFromObject(Entry, Error);
+    if (!S) {
+      auto USR = Entry.find("usr");
+      if (USR != Entry.end() && USR->is_string() &&
+          !USR->get_ref<const std::string &>().empty())
+        Where += " (\"" + USR->get<std::string>() + "\")";
+      Result.Errors.push_back(Where + ": " + Error +
                               "; this function is treated as unknown");
       continue;
     }
-    Facts.Functions.push_back(std::move(S));
+    Facts.Functions.push_back(std::move(*S));
   }
   return Result;
 }

@@ -1,7 +1,7 @@
 //===--- SummaryJson.h - metaguard-tidy ------------------------*- C++ -*-===//
 //
-// FunctionSummary <-> JSON, in the schema of FunctionSummary.h's header
-// comment, and the facts file of one translation unit that carries them.
+// FunctionSummary <-> JSON (the keys of each facet, FunctionSummary.h), and
+// the facts file of one translation unit that carries them.
 //
 // Reading never throws and never aborts, whatever the input: the plugin may
 // be built without exceptions (LLVM's flags), and a stale or hand-edited
@@ -14,12 +14,14 @@
 #ifndef METAGUARD_CHECKS_UTILS_SUMMARYJSON_H
 #define METAGUARD_CHECKS_UTILS_SUMMARYJSON_H
 
+#include "utils/FactJson.h"
 #include "utils/FunctionSummary.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,7 @@ namespace clang::tidy::metaguard {
 /// The facts file of one translation unit (one JSON object):
 ///   { "metaguard_facts": 1, "tu": "/abs/main.cpp",
 ///     "functions": [ <FunctionSummary>... ],
+///     "merge_rules": { <key>: <MergeRule>... },  (SummaryMerge.h)
 ///     "defines": [ <USR of each function with a body here>... ],
 ///     "uses":    [ <USR of each called function with no body here>... ],
 ///     "inputs":  [ <every file the TU read>... ] }
@@ -52,6 +55,11 @@ constexpr unsigned FactsFormatVersion = 1;
 /// Serialises a summary. Default values are written too: a reader of the
 /// file (a person, the driver) need not know the defaults.
 std::string summaryToJson(const FunctionSummary &S);
+FactJson summaryObject(const FunctionSummary &S);
+/// Reads one function's entry; nullopt with Error ("key \"loads_at\": ...")
+/// when a value is not of its key's type.
+std::optional<FunctionSummary> summaryFromObject(const ReadJson &Entry,
+                                                 std::string &Error);
 std::string factsToJson(const TranslationUnitFacts &Facts);
 
 /// The result of reading a facts file or index: the usable summaries and

@@ -1,98 +1,187 @@
 //===--- SummaryMerge.cpp - metaguard-tidy ---------------------*- C++ -*-===//
 
 #include "utils/SummaryMerge.h"
-
-#include "llvm/ADT/STLExtras.h"
+#include "utils/SummaryJson.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace clang::tidy::metaguard {
 
 namespace {
 
-template <typename Enum> Enum agreeOrUnknown(Enum A, Enum B) {
-  return A == B ? A : Enum::Unknown;
+const char *kindName(MergeRule::Kind K) {
+  switch (K) {
+  case MergeRule::Kind::Agree:
+    return "agree";
+  case MergeRule::Kind::All:
+    return "all";
+  case MergeRule::Kind::Each:
+    return "each";
+  }
+  return "all";
 }
 
-std::string argKey(unsigned Index, const char *Fact) {
-  return "args[" + std::to_string(Index) + "]." + Fact;
+FactJson ruleToJson(const MergeRule &R) {
+  FactJson J = FactJson::object();
+  J["merge"] = kindName(R.How);
+  if (R.How == MergeRule::Kind::Agree) {
+    J["default"] = R.Default;
+    J["disputed"] = R.Disputed;
+  }
+  if (R.How == MergeRule::Kind::Each) {
+    J["by"] = R.By;
+    FactJson Items = FactJson::object();
+    for (const MergeRule &Item : R.Items)
+      Items[Item.Key] = ruleToJson(Item);
+    J["facts"] = std::move(Items);
+  }
+  if (!R.Details.empty())
+    J["details"] = R.Details;
+  return J;
 }
 
-} // namespace
+std::vector<MergeRule> allRules() {
+  std::vector<MergeRule> Rules;
+  for (const FacetKind *K : FacetKind::all())
+    Rules.insert(Rules.end(), K->rules().begin(), K->rules().end());
+  return Rules;
+}
 
-std::vector<std::string> disagreements(const FunctionSummary &A,
-                                       const FunctionSummary &B) {
+/// A fact's value in an entry: an Agree fact's value (its default when
+/// absent), an All fact's yes or no (anything but true is no).
+FactJson factValue(const FactJson &Entry, const MergeRule &R) {
+  auto It = Entry.find(R.Key);
+  if (R.How == MergeRule::Kind::Agree)
+    return It == Entry.end() ? FactJson(R.Default) : *It;
+  return It != Entry.end() && It->is_boolean() && It->get<bool>();
+}
+
+bool isDefault(const FactJson &Value, const MergeRule &R) {
+  return R.How == MergeRule::Kind::Agree ? Value == FactJson(R.Default)
+                                         : Value == FactJson(false);
+}
+
+/// The items of an Each list by their identifying number, those that state
+/// some fact; malformed items state nothing.
+std::map<uint64_t, FactJson> itemsOf(const FactJson &Entry,
+                                     const MergeRule &R) {
+  std::map<uint64_t, FactJson> Items;
+  auto It = Entry.find(R.Key);
+  if (It == Entry.end() || !It->is_array())
+    return Items;
+  for (const FactJson &Item : *It) {
+    if (!Item.is_object())
+      continue;
+    auto By = Item.find(R.By);
+    if (By == Item.end() || !By->is_number_unsigned())
+      continue;
+    if (std::any_of(R.Items.begin(), R.Items.end(), [&](const MergeRule &F) {
+          return !isDefault(factValue(Item, F), F);
+        }))
+      Items[By->get<uint64_t>()] = Item;
+  }
+  return Items;
+}
+
+/// The merged value of one Agree or All fact of Merged (a copy of A).
+void mergeFact(FactJson &Merged, const FactJson &A, const FactJson &B,
+               const MergeRule &R) {
+  FactJson VA = factValue(A, R), VB = factValue(B, R);
+  FactJson V = R.How == MergeRule::Kind::Agree
+                   ? (VA == VB ? VA : FactJson(R.Disputed))
+                   : FactJson(VA.get<bool>() && VB.get<bool>());
+  if (V != VA || isDefault(V, R))
+    for (const std::string &Detail : R.Details)
+      Merged.erase(Detail);
+  Merged[R.Key] = std::move(V);
+}
+
+void mergeEach(FactJson &Merged, const FactJson &A, const FactJson &B,
+               const MergeRule &R) {
+  std::map<uint64_t, FactJson> ItemsA = itemsOf(A, R), ItemsB = itemsOf(B, R);
+  FactJson List = FactJson::array();
+  for (const auto &[Id, ItemA] : ItemsA) {
+    auto ItB = ItemsB.find(Id);
+    if (ItB == ItemsB.end())
+      continue;
+    FactJson Item = ItemA;
+    bool States = false;
+    for (const MergeRule &F : R.Items) {
+      mergeFact(Item, ItemA, ItB->second, F);
+      States |= !isDefault(Item[F.Key], F);
+    }
+    if (States)
+      List.push_back(std::move(Item));
+  }
+  Merged[R.Key] = std::move(List);
+}
+
+std::vector<std::string> jsonDisagreements(const FactJson &A,
+                                           const FactJson &B,
+                                           const std::vector<MergeRule> &Rules) {
   std::vector<std::string> Keys;
-  if (A.DefaultDevice != B.DefaultDevice)
-    Keys.push_back("default_device");
-  if (A.LoadsWeights != B.LoadsWeights)
-    Keys.push_back("loads_weights");
-  if (A.OpensMetaScope != B.OpensMetaScope)
-    Keys.push_back("opens_meta_scope");
-  if (A.ReturnsDispatchedModel != B.ReturnsDispatchedModel)
-    Keys.push_back("returns_dispatched_model");
-  if (A.ReturnedDeviceMap != B.ReturnedDeviceMap)
-    Keys.push_back("returned_device_map");
-  std::set<unsigned> Indices;
-  for (const auto &Entry : A.Args)
-    Indices.insert(Entry.first);
-  for (const auto &Entry : B.Args)
-    Indices.insert(Entry.first);
-  for (unsigned Index : Indices) {
-    ArgumentEffects EA, EB;
-    if (auto It = A.Args.find(Index); It != A.Args.end())
-      EA = It->second;
-    if (auto It = B.Args.find(Index); It != B.Args.end())
-      EB = It->second;
-    if (EA.Moves != EB.Moves)
-      Keys.push_back(argKey(Index, "moves"));
-    if (EA.MutatesParameters != EB.MutatesParameters)
-      Keys.push_back(argKey(Index, "mutates_parameters"));
-    if (EA.RemovesHooks != EB.RemovesHooks)
-      Keys.push_back(argKey(Index, "removes_hooks"));
+  for (const MergeRule &R : Rules) {
+    if (R.How != MergeRule::Kind::Each) {
+      if (factValue(A, R) != factValue(B, R))
+        Keys.push_back(R.Key);
+      continue;
+    }
+    std::map<uint64_t, FactJson> ItemsA = itemsOf(A, R), ItemsB = itemsOf(B, R);
+    std::set<uint64_t> Ids;
+    for (const auto &Item : ItemsA)
+      Ids.insert(Item.first);
+    for (const auto &Item : ItemsB)
+      Ids.insert(Item.first);
+    const FactJson None = FactJson::object();
+    for (uint64_t Id : Ids) {
+      auto ItA = ItemsA.find(Id), ItB = ItemsB.find(Id);
+      const FactJson &IA = ItA == ItemsA.end() ? None : ItA->second;
+      const FactJson &IB = ItB == ItemsB.end() ? None : ItB->second;
+      for (const MergeRule &F : R.Items)
+        if (factValue(IA, F) != factValue(IB, F))
+          Keys.push_back(R.Key + "[" + std::to_string(Id) + "]." + F.Key);
+    }
   }
   std::sort(Keys.begin(), Keys.end());
   return Keys;
 }
 
+} // namespace
+
+FactJson mergeRulesToJson(const std::vector<const FacetKind *> &Kinds) {
+  FactJson J = FactJson::object();
+  for (const FacetKind *K : Kinds)
+    for (const MergeRule &R : K->rules())
+      J[R.Key] = ruleToJson(R);
+  return J;
+}
+
+std::vector<std::string> disagreements(const FunctionSummary &A,
+                                       const FunctionSummary &B) {
+  return jsonDisagreements(summaryObject(A), summaryObject(B), allRules());
+}
+
 FunctionSummary mergeConservatively(const FunctionSummary &A,
                                     const FunctionSummary &B) {
-  FunctionSummary M = A;
-  if (M.Name.empty())
-    M.Name = B.Name;
-  M.DefaultDevice = agreeOrUnknown(A.DefaultDevice, B.DefaultDevice);
-  if (M.DefaultDevice != A.DefaultDevice)
-    M.DefaultDeviceAt = SourceRef();
-  M.ReturnedDeviceMap =
-      agreeOrUnknown(A.ReturnedDeviceMap, B.ReturnedDeviceMap);
-  M.LoadsWeights = A.LoadsWeights && B.LoadsWeights;
-  if (!M.LoadsWeights) {
-    M.LoadsAt = SourceRef();
-    M.Loader.clear();
+  FactJson JA = summaryObject(A), JB = summaryObject(B);
+  FactJson Merged = JA;
+  if (A.Name.empty())
+    Merged["name"] = B.Name;
+  for (const MergeRule &R : allRules()) {
+    if (R.How == MergeRule::Kind::Each)
+      mergeEach(Merged, JA, JB, R);
+    else
+      mergeFact(Merged, JA, JB, R);
   }
-  M.OpensMetaScope = A.OpensMetaScope && B.OpensMetaScope;
-  if (!M.OpensMetaScope)
-    M.OpensMetaScopeAt = SourceRef();
-  M.ReturnsDispatchedModel =
-      A.ReturnsDispatchedModel && B.ReturnsDispatchedModel;
-  if (!M.ReturnsDispatchedModel) {
-    M.DispatchedAt = SourceRef();
-    M.DispatchChain.clear();
-  }
-  M.Args.clear();
-  for (const auto &[Index, EA] : A.Args) {
-    auto It = B.Args.find(Index);
-    if (It == B.Args.end())
-      continue;
-    ArgumentEffects E = EA;
-    E.Moves = EA.Moves && It->second.Moves;
-    E.MutatesParameters = EA.MutatesParameters && It->second.MutatesParameters;
-    E.RemovesHooks = EA.RemovesHooks && It->second.RemovesHooks;
-    if (E.any())
-      M.Args[Index] = E;
-  }
-  return M;
+  // Both sides were written by the facets themselves, so they read back.
+  ReadJson Parsed = ReadJson::parse(
+      Merged.dump(-1, ' ', false, FactJson::error_handler_t::replace),
+      nullptr, /*allow_exceptions=*/false);
+  std::string Error;
+  std::optional<FunctionSummary> M = summaryFromObject(Parsed, Error);
+  return M ? *M : A;
 }
 
 std::string SummaryConflict::message() const {

@@ -67,39 +67,18 @@ std::string factsFileIn(llvm::StringRef Folder, llvm::StringRef MainFile) {
   return std::string(Path);
 }
 
-/// Field by field, the value that says something wins over the default. The
-/// two metaguard checks may each fill in their own facts of a function.
+/// Facet by facet, the facts that say something win over none. Each check
+/// fills in the facets it registered; two checks sharing a facet compute the
+/// same facts, so the first non-empty one is taken.
 FunctionSummary combineFacets(FunctionSummary A, const FunctionSummary &B) {
   if (A.Name.empty())
     A.Name = B.Name;
-  if (A.DefaultDevice == DeviceAtReturn::Unchanged) {
-    A.DefaultDevice = B.DefaultDevice;
-    A.DefaultDeviceAt = B.DefaultDeviceAt;
+  for (const FacetKind *K : FacetKind::all()) {
+    const FacetFacts *Mine = A.facts(*K);
+    const FacetFacts *Theirs = B.facts(*K);
+    if ((!Mine || Mine->empty()) && Theirs && !Theirs->empty())
+      A.setFacts(*K, Theirs->clone());
   }
-  if (!A.LoadsWeights && B.LoadsWeights) {
-    A.LoadsWeights = true;
-    A.LoadsAt = B.LoadsAt;
-    A.Loader = B.Loader;
-  }
-  if (!A.OpensMetaScope && B.OpensMetaScope) {
-    A.OpensMetaScope = true;
-    A.OpensMetaScopeAt = B.OpensMetaScopeAt;
-  }
-  if (!A.ReturnsDispatchedModel && B.ReturnsDispatchedModel) {
-    A.ReturnsDispatchedModel = true;
-    A.DispatchedAt = B.DispatchedAt;
-    A.DispatchChain = B.DispatchChain;
-  }
-  for (const auto &[Index, Effects] : B.Args) {
-    ArgumentEffects &Mine = A.Args[Index];
-    if (!Mine.any())
-      Mine.At = Effects.At;
-    Mine.Moves |= Effects.Moves;
-    Mine.MutatesParameters |= Effects.MutatesParameters;
-    Mine.RemovesHooks |= Effects.RemovesHooks;
-  }
-  if (A.ReturnedDeviceMap == DeviceMapKind::None)
-    A.ReturnedDeviceMap = B.ReturnedDeviceMap;
   return A;
 }
 
@@ -299,7 +278,7 @@ void WholeProgramFacts::exportSummaries(
 
 void WholeProgramFacts::exportTable(
     const std::function<SummaryTable &(ASTContext &)> &Table,
-    llvm::ArrayRef<Facet> Facets) {
+    llvm::ArrayRef<const FacetKind *> Facets) {
   std::vector<FunctionSummary> Summaries;
   if (exporting() && Context) {
     SummaryTable &T = Table(*Context);
@@ -307,8 +286,8 @@ void WholeProgramFacts::exportTable(
     for (const FunctionDecl *FD : Definitions) {
       const FunctionDecl *Def = FD->getDefinition() ? FD->getDefinition() : FD;
       Exported.insert(Def);
-      for (Facet K : Facets)
-        T.lookup(Def, K);
+      for (const FacetKind *K : Facets)
+        T.lookup(Def, *K);
     }
     llvm::DenseSet<const FunctionDecl *> Written;
     T.forEachComputed([&](const FunctionDecl *FD, const FunctionSummary &S) {
@@ -339,7 +318,7 @@ void WholeProgramFacts::exportTable(
 
 SummaryTable &WholeProgramFacts::table(
     std::shared_ptr<SummaryTable> &Held, ASTContext &Context,
-    std::initializer_list<std::pair<Facet, SummaryFacet *>> Facets) {
+    std::initializer_list<SummaryFacet *> Facets) {
   if (!Held) {
     Held = sharedSummaryTable(Context);
     if (readsSummaries()) {
@@ -349,8 +328,8 @@ SummaryTable &WholeProgramFacts::table(
           [this](llvm::StringRef USR) { return External.findOverrides(USR); });
     }
   }
-  for (const auto &[K, F] : Facets)
-    Held->setFacet(K, F);
+  for (SummaryFacet *F : Facets)
+    Held->setFacet(F);
   return *Held;
 }
 

@@ -84,14 +84,13 @@ public:
   /// external lookup folded in when a SummaryFile was read). Forgets the TU
   /// either way.
   void exportTable(const std::function<SummaryTable &(ASTContext &)> &Table,
-                   llvm::ArrayRef<Facet> Facets);
+                   llvm::ArrayRef<const FacetKind *> Facets);
 
   /// The TU's shared summary table, held in Held (created on first use),
   /// with this check's facets registered and, when a SummaryFile was read,
   /// its summaries as the fallback for functions defined elsewhere.
-  SummaryTable &
-  table(std::shared_ptr<SummaryTable> &Held, ASTContext &Context,
-        std::initializer_list<std::pair<Facet, SummaryFacet *>> Facets);
+  SummaryTable &table(std::shared_ptr<SummaryTable> &Held, ASTContext &Context,
+                      std::initializer_list<SummaryFacet *> Facets);
 
   bool exporting() const { return !ExportPath.empty(); }
   bool readsSummaries() const { return !External.path().empty(); }

@@ -1,0 +1,55 @@
+//===--- DeviceFacts.cpp - metaguard-tidy ----------------------*- C++ -*-===//
+
+#include "utils/DeviceFacts.h"
+#include "utils/FactJson.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr std::pair<DeviceAtReturn, const char *> DeviceNames[] = {
+    {DeviceAtReturn::Unchanged, "unchanged"},
+    {DeviceAtReturn::Meta, "meta"},
+    {DeviceAtReturn::Restored, "restored"},
+    {DeviceAtReturn::Unknown, "unknown"},
+};
+
+std::optional<DeviceAtReturn> deviceFromName(llvm::StringRef Name) {
+  return enumFromName(Name, DeviceNames);
+}
+
+} // namespace
+
+METAGUARD_REGISTER_FACET(DeviceFacts);
+
+void DeviceFacts::write(FactJson &J) const {
+  J["default_device"] = enumName(DefaultDevice, DeviceNames).str();
+  if (DefaultDeviceAt.valid())
+    J["default_device_at"] = refToJson(DefaultDeviceAt);
+  J["opens_meta_scope"] = OpensMetaScope;
+  if (OpensMetaScopeAt.valid())
+    J["opens_meta_scope_at"] = refToJson(OpensMetaScopeAt);
+}
+
+void DeviceFacts::read(FactReader &R) {
+  R.enumeration("default_device", DefaultDevice, deviceFromName,
+                "unchanged, meta, restored or unknown");
+  R.ref("default_device_at", DefaultDeviceAt);
+  R.boolean("opens_meta_scope", OpensMetaScope);
+  R.ref("opens_meta_scope_at", OpensMetaScopeAt);
+}
+
+std::vector<MergeRule> DeviceFacts::mergeRules() {
+  MergeRule Device;
+  Device.Key = "default_device";
+  Device.How = MergeRule::Kind::Agree;
+  Device.Default = "unchanged";
+  Device.Disputed = "unknown";
+  Device.Details = {"default_device_at"};
+  MergeRule Scope;
+  Scope.Key = "opens_meta_scope";
+  Scope.Details = {"opens_meta_scope_at"};
+  return {Device, Scope};
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,43 @@
+//===--- OptionsFacts.cpp - metaguard-tidy ---------------------*- C++ -*-===//
+
+#include "utils/OptionsFacts.h"
+#include "utils/FactJson.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr std::pair<DeviceMapKind, const char *> MapNames[] = {
+    {DeviceMapKind::None, "none"},
+    {DeviceMapKind::SingleDevice, "single-device"},
+    {DeviceMapKind::Offloading, "offloading"},
+    {DeviceMapKind::Unknown, "unknown"},
+};
+
+std::optional<DeviceMapKind> mapFromName(llvm::StringRef Name) {
+  return enumFromName(Name, MapNames);
+}
+
+} // namespace
+
+METAGUARD_REGISTER_FACET(OptionsFacts);
+
+void OptionsFacts::write(FactJson &J) const {
+  J["returned_device_map"] = enumName(ReturnedDeviceMap, MapNames).str();
+}
+
+void OptionsFacts::read(FactReader &R) {
+  R.enumeration("returned_device_map", ReturnedDeviceMap, mapFromName,
+                "none, single-device, offloading or unknown");
+}
+
+std::vector<MergeRule> OptionsFacts::mergeRules() {
+  MergeRule Map;
+  Map.Key = "returned_device_map";
+  Map.How = MergeRule::Kind::Agree;
+  Map.Default = "none";
+  Map.Disputed = "unknown";
+  return {Map};
+}
+
+} // namespace clang::tidy::metaguard
