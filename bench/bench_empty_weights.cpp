@@ -1,5 +1,5 @@
 // Peak memory of building a model under init_empty_weights() (buffers
-// excluded): issue 17 wants every parameter on meta, buffers real, and the
+// excluded): the scope wants every parameter on meta, buffers real, and the
 // peak within 1.1x of the largest parameter above the process baseline.
 // Each case runs in a process of its own (bench/run_empty_weights.sh) so
 // that the baseline is clean:

@@ -1,4 +1,4 @@
-// Loading benchmark (issue 3): metaguard's from_pretrained against the floors
+// Loading benchmark: metaguard's from_pretrained against the floors
 // of the machine and a naive loader, on a generated ~1 GiB sharded
 // checkpoint, page cache warm, median of several runs, one process.
 //

@@ -1,5 +1,5 @@
 // Dispatch overhead of metaguard's factory redirection outside any scope
-// (issue 12): an op-heavy forward (small layers, a few hundred dispatcher
+// an op-heavy forward (small layers, a few hundred dispatcher
 // calls each) timed in three states of one process:
 //   linked     the library is linked but its dispatcher hooks are not
 //              installed yet;

@@ -1,4 +1,4 @@
-// Peer benchmark (issue 12): metaguard's from_pretrained against what a
+// Peer benchmark: metaguard's from_pretrained against what a
 // LibTorch user does without it (torch::save / torch::load, then ->to(dtype)),
 // for two model styles over the same weights:
 //   stock    built from torch::nn layers (Embedding, LayerNorm, Linear);

@@ -8,7 +8,7 @@
 #   doubled version: the checks' own time (metaguard - baseline) must at most
 #   double.
 # The plugin is loaded in both runs, so the ratio is the checks' own cost.
-# Targets (issue 10): <= 1.05x CPU and <= 1.05x peak RSS. Not for CI.
+# Targets: <= 1.05x CPU and <= 1.05x peak RSS. Not for CI.
 #
 #   bench/run_checks.sh [build-dir] [stress-N] [runs]
 #   METAGUARD_BENCH_HEADERS="torch/nn.h" bench/run_checks.sh   # fewer header TUs

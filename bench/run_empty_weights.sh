@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the init_empty_weights memory benchmark: each case in a
 # fresh process, under the scope and without it, printing the peak RSS the
-# construction added over the largest parameter (issue 17: <= 1.1 under the
+# construction added over the largest parameter (the target: <= 1.1 under the
 # scope). Not for CI.
 #
 #   bench/run_empty_weights.sh [build-dir]

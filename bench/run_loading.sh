@@ -2,7 +2,7 @@
 # Builds and runs the loading benchmark: generates a ~1 GiB sharded checkpoint
 # in a temporary folder, then measures in a fresh process (page cache warm,
 # median of several runs) and prints figures and ratios against the targets
-# of issue 3. Not for CI.
+# of the loading targets (docs/benchmarks.md). Not for CI.
 #
 #   bench/run_loading.sh [build-dir] [runs] [MiB]
 set -euo pipefail

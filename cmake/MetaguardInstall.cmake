@@ -48,7 +48,7 @@ file(GLOB METAGUARD_DRIVER_MODULES ${PROJECT_SOURCE_DIR}/tools/metaguard_*.py)
 install(FILES ${METAGUARD_DRIVER_MODULES}
   DESTINATION ${METAGUARD_INSTALL_PLUGINDIR} COMPONENT metaguard)
 
-# ---- metaguard-clangd (issue 9, part 1) ------------------------------------
+# ---- metaguard-clangd -----------------------------------------------------
 # Built only with METAGUARD_BUILD_CLANGD; its own component and Debian package
 # (metaguard-clangd), installing bin/metaguard-clangd, a name that no file of
 # clangd-19 uses.

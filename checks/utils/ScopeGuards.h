@@ -48,7 +48,7 @@ public:
   ///   constructed from (Unknown when that is not visible).
   std::optional<DeviceKind> classify(const VarDecl *VD) const;
 
-  /// Also guards (issue 10):
+  /// Also guards:
   /// - a variable of an RAII class of the user's whose object holds a meta
   ///   guard (a data member of a MetaScopeTypes class or of another such
   ///   class, or such a base): Meta;

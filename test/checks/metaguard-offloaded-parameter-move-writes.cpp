@@ -1,6 +1,6 @@
 // RUN: %check_clang_tidy %s metaguard-offloaded-parameter-move
 //
-// Writes that never land (issue 20): in-place tensor methods and
+// Writes that never land: in-place tensor methods and
 // torch::nn::init initialisers on parameters of a dispatched model,
 // optimizers stepping over its parameters, checkpoints loaded into it, and
 // a model an object keeps dispatched across its methods.

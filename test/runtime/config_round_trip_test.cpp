@@ -1,4 +1,4 @@
-// Save -> reload with no extra argument (issue 17, item 1): every module the
+// Save -> reload with no extra argument every module the
 // runtime built remembers its config, and a PreTrainedModel built as
 // Model(config) does too, as in transformers' `Model(config).save_pretrained`.
 #include <metaguard/metaguard.h>

@@ -1,5 +1,5 @@
 // init_empty_weights() with buffers excluded (the default) as accelerate's
-// (issue 17, item 2): every parameter on meta, every buffer real with its
+// every parameter on meta, every buffer real with its
 // constructed value, for stock torch::nn layers, for layers allocating
 // through metaguard::tensor_options(), and for Model(config) called directly.
 // Memory figures are in bench/bench_empty_weights.cpp, not here.
