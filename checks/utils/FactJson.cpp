@@ -64,8 +64,7 @@ void FactReader::boolean(const char *Key, bool &Out) {
   Out = V->get<bool>();
 }
 
-void FactReader::unsignedNumber(const char *Key, unsigned &Out,
-                                bool Required) {
+void FactReader::unsignedNumber(const char *Key, unsigned &Out, bool Required) {
   const ReadJson *V = find(Key, Required);
   if (!V)
     return;

@@ -92,7 +92,8 @@ private:
 
 /// The name of an enumerator from a table of {value, name} pairs, and back.
 template <typename Enum, size_t N>
-llvm::StringRef enumName(Enum E, const std::pair<Enum, const char *> (&Names)[N]) {
+llvm::StringRef enumName(Enum E,
+                         const std::pair<Enum, const char *> (&Names)[N]) {
   for (const auto &[Value, Name] : Names)
     if (Value == E)
       return Name;

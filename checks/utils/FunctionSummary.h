@@ -157,7 +157,7 @@ template <typename T> const FacetKind &facetKind() {
   return Kind;
 }
 
-#define METAGUARD_REGISTER_FACET(T)                                           \
+#define METAGUARD_REGISTER_FACET(T)                                            \
   [[maybe_unused]] static const ::clang::tidy::metaguard::FacetKind            \
       &RegisteredFacet##T = ::clang::tidy::metaguard::facetKind<T>()
 

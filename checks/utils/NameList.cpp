@@ -33,6 +33,16 @@ std::string joinList(llvm::ArrayRef<std::string> Entries) {
   return Result;
 }
 
+std::string displayName(const FunctionDecl *FD) {
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    if (Method->getParent()->isLambda())
+      return "lambda";
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD))
+    return qualifiedNameOf(Ctor->getParent()) +
+           "::" + Ctor->getParent()->getNameAsString();
+  return qualifiedNameOf(FD);
+}
+
 std::string qualifiedNameOf(const NamedDecl *D) {
   // Collect the enclosing names innermost first, then join them outermost
   // first.

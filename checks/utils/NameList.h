@@ -28,6 +28,11 @@ std::string joinList(llvm::ArrayRef<std::string> Entries);
 /// "metaguard::from_pretrained" or "Model::from_pretrained".
 std::string qualifiedNameOf(const NamedDecl *D);
 
+/// How a function is called in messages: its qualified name, "lambda" for
+/// a lambda's call operator, and the class built for a constructor
+/// (inherited constructors carry the base's name).
+std::string displayName(const FunctionDecl *FD);
+
 /// Whether D is a declaration with the simple name Name.
 inline bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
   return D && D->getIdentifier() && D->getName() == Name;

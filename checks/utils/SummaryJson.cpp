@@ -112,9 +112,9 @@ void readOverrides(const Json &Root, llvm::StringRef Path,
   if (It == Root.end())
     return;
   if (!It->is_object()) {
-    Errors.push_back(
-        (Path + ": key \"overrides\": expected an object, got " + jsonTypeName(*It))
-            .str());
+    Errors.push_back((Path + ": key \"overrides\": expected an object, got " +
+                      jsonTypeName(*It))
+                         .str());
     return;
   }
   for (const auto &[Base, By] : It->items())

@@ -118,9 +118,9 @@ void mergeEach(FactJson &Merged, const FactJson &A, const FactJson &B,
   Merged[R.Key] = std::move(List);
 }
 
-std::vector<std::string> jsonDisagreements(const FactJson &A,
-                                           const FactJson &B,
-                                           const std::vector<MergeRule> &Rules) {
+std::vector<std::string>
+jsonDisagreements(const FactJson &A, const FactJson &B,
+                  const std::vector<MergeRule> &Rules) {
   std::vector<std::string> Keys;
   for (const MergeRule &R : Rules) {
     if (R.How != MergeRule::Kind::Each) {
@@ -177,8 +177,8 @@ FunctionSummary mergeConservatively(const FunctionSummary &A,
   }
   // Both sides were written by the facets themselves, so they read back.
   ReadJson Parsed = ReadJson::parse(
-      Merged.dump(-1, ' ', false, FactJson::error_handler_t::replace),
-      nullptr, /*allow_exceptions=*/false);
+      Merged.dump(-1, ' ', false, FactJson::error_handler_t::replace), nullptr,
+      /*allow_exceptions=*/false);
   std::string Error;
   std::optional<FunctionSummary> M = summaryFromObject(Parsed, Error);
   return M ? *M : A;

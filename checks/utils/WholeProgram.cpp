@@ -316,9 +316,10 @@ void WholeProgramFacts::exportTable(
   exportSummaries(Summaries);
 }
 
-SummaryTable &WholeProgramFacts::table(
-    std::shared_ptr<SummaryTable> &Held, ASTContext &Context,
-    std::initializer_list<SummaryFacet *> Facets) {
+SummaryTable &
+WholeProgramFacts::table(std::shared_ptr<SummaryTable> &Held,
+                         ASTContext &Context,
+                         std::initializer_list<SummaryFacet *> Facets) {
   if (!Held) {
     Held = sharedSummaryTable(Context);
     if (readsSummaries()) {

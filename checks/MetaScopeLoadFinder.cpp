@@ -1,0 +1,381 @@
+//===--- MetaScopeLoadFinder.cpp - metaguard-tidy --------------*- C++ -*-===//
+
+#include "MetaScopeLoadFinder.h"
+#include "utils/ExplicitOptions.h"
+#include "utils/FunctionBodies.h"
+#include "utils/LoadFacts.h"
+#include "utils/NameList.h"
+#include "utils/RecordBases.h"
+#include "utils/ReturnedOptions.h"
+
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+/// Inside a loader's own implementation, calls through the standard library
+/// and LibTorch (make_shared, module holders, ...) are followed up to this
+/// many in a row (libstdc++'s make_shared alone is about ten calls deep).
+constexpr unsigned MaxFreeHops = 32;
+/// How deep to look inside a loader's own implementation for the place where
+/// it builds the model on meta.
+constexpr unsigned LoaderBodyDepth = 4;
+
+/// Calls through std:: and LibTorch internals are plumbing, not user code.
+bool isLibraryFunction(const FunctionDecl *FD, const SourceManager &SM) {
+  if (SM.isInSystemHeader(FD->getLocation()))
+    return true;
+  const DeclContext *DC = FD->getDeclContext();
+  const NamespaceDecl *Outermost = nullptr;
+  for (; DC; DC = DC->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
+      Outermost = NS;
+  if (!Outermost || !Outermost->getIdentifier())
+    return false;
+  llvm::StringRef Name = Outermost->getName();
+  return Name == "std" || Name == "torch" || Name == "c10" || Name == "at" ||
+         Name == "metaguard";
+}
+
+/// A constructor of a module holder (TORCH_MODULE(Name) declares one in user
+/// code, inheriting ModuleHolder's): it only forwards to the Impl's.
+bool isHolderConstructor(const FunctionDecl *FD) {
+  const auto *Ctor = dyn_cast<CXXConstructorDecl>(FD);
+  if (!Ctor)
+    return false;
+  return recordOrBase(Ctor->getParent(), [](const CXXRecordDecl *R) {
+    const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(R);
+    return Spec && Spec->getSpecializedTemplate()->getIdentifier() &&
+           Spec->getSpecializedTemplate()->getName() == "ModuleHolder";
+  });
+}
+
+/// Calls that are plumbing between user functions and do not count towards
+/// CallDepth.
+bool isFreeHop(const FunctionDecl *FD, const SourceManager &SM) {
+  return isLibraryFunction(FD, SM) || isHolderConstructor(FD) ||
+         FD->isImplicit();
+}
+
+} // namespace
+
+/// Loads facts: whether calling the function loads weights with the caller's
+/// ambient device (no scope of its own around the load, no device map), at
+/// any depth, and whether the caller's default device reaches that load.
+class MetaScopeLoadFinder::LoadsFacet : public SummaryFacetFor<LoadFacts> {
+public:
+  explicit LoadsFacet(MetaScopeLoadFinder &Finder) : Finder(Finder) {}
+
+  bool follows(const FunctionDecl *FD) const override {
+    return !Finder.Ambient.isMachinery(FD);
+  }
+
+  void summarise(const FunctionDecl *F, FunctionSummary &Summary,
+                 SummaryTable &Table) override {
+    LoadFacts &Out = Summary.edit<LoadFacts>();
+    ASTContext &Context = Table.context();
+    const SourceManager &SM = Context.getSourceManager();
+    const std::vector<const Expr *> Calls = collectCalls(F);
+    // What sets the default device inside F: a load after it on every path
+    // is out of reach of the caller's default device.
+    llvm::SmallVector<const Stmt *, 4> Setters;
+    for (const Expr *Call : Calls) {
+      const FunctionDecl *Callee = calledFunction(Call);
+      if (Finder.Ambient.isSetter(Callee)) {
+        Setters.push_back(Call);
+      } else if (Callee && !Finder.Ambient.isMachinery(Callee) &&
+                 Finder.Ambient.helperEffect(Call, Table)) {
+        Setters.push_back(Call);
+      }
+    }
+    bool Found = false, FoundToDefault = false;
+    for (const Expr *Call : Calls) {
+      const FunctionDecl *Callee = calledFunction(Call);
+      std::optional<std::string> LoaderName =
+          Finder.Ambient.loaders().loaderCallName(Call);
+      const LoadFacts *S = nullptr;
+      if (!LoaderName) {
+        if (!Callee || Finder.Ambient.isMachinery(Callee))
+          continue;
+        // Any function the call may run (overrides of a virtual one too,
+        // also those only other translation units define).
+        for (const FunctionDecl *Target : Table.callTargets(Call)) {
+          const FunctionSummary *TS = Finder.Ambient.isMachinery(Target)
+                                          ? nullptr
+                                          : Table.lookup<LoadFacts>(Target);
+          if (TS && TS->get<LoadFacts>().LoadsWeights) {
+            S = &TS->get<LoadFacts>();
+            Callee = Target;
+            break;
+          }
+        }
+        if (!S)
+          for (const FunctionSummary *TS : Table.externalTargets(Call))
+            if (TS->get<LoadFacts>().LoadsWeights) {
+              S = &TS->get<LoadFacts>();
+              Callee = nullptr; // User code: a call that counts.
+              break;
+            }
+        if (!S)
+          continue;
+      }
+      // A scope of the function's own decides the device there.
+      if (Finder.Ambient.liveGuardAt(Call, F, Context))
+        continue;
+      if (LoaderName && Finder.hasDeviceMap(Call, F, Context))
+        continue;
+      bool ToDefault = LoaderName || !S->LoadsOnlyAfterSettingDevice;
+      if (ToDefault && !Setters.empty()) {
+        const CfgReachability *Cfg =
+            Finder.Ambient.cfgs().get(F, F->getBody(), Context);
+        ToDefault = Cfg && Cfg->reachableFromEntry(Call, Setters);
+      }
+      const unsigned Depth =
+          LoaderName
+              ? 0
+              : S->LoadsDepth + (Callee && isFreeHop(Callee, SM) ? 0 : 1);
+      // Keep one load for the notes: one the caller's default device
+      // reaches if any, then the shallowest.
+      const bool Better =
+          !Found || (ToDefault && !FoundToDefault) ||
+          (ToDefault == FoundToDefault && Depth < Out.LoadsDepth);
+      if (Better) {
+        Out.LoadsDepth = Depth;
+        if (LoaderName) {
+          Out.LoadsAt = Table.refOf(Call->getBeginLoc());
+          Out.Loader = Callee ? displayName(Callee) : *LoaderName;
+          Out.LoadsIn = displayName(F);
+        } else {
+          Out.LoadsAt = S->LoadsAt;
+          Out.Loader = S->Loader;
+          Out.LoadsIn = S->LoadsIn;
+        }
+      }
+      Found = true;
+      FoundToDefault |= ToDefault;
+    }
+    Out.LoadsWeights = Found;
+    Out.LoadsOnlyAfterSettingDevice = Found && !FoundToDefault;
+  }
+
+private:
+  MetaScopeLoadFinder &Finder;
+};
+
+MetaScopeLoadFinder::MetaScopeLoadFinder(AmbientDevice &Ambient,
+                                         MetaScopeLoadReporter &Reporter,
+                                         unsigned CallDepth,
+                                         SummariesFn Summaries)
+    : Ambient(Ambient), Reporter(Reporter), CallDepth(CallDepth),
+      Summaries(std::move(Summaries)),
+      Loads(std::make_unique<LoadsFacet>(*this)) {}
+
+MetaScopeLoadFinder::~MetaScopeLoadFinder() = default;
+
+SummaryFacet *MetaScopeLoadFinder::facet() { return Loads.get(); }
+
+void MetaScopeLoadFinder::clear() {
+  Analyzed.clear();
+  WithinMemo.clear();
+  WithinInProgress.clear();
+}
+
+bool MetaScopeLoadFinder::hasDeviceMap(const Expr *Call, const FunctionDecl *F,
+                                       ASTContext &Context) {
+  return findExplicitOptionMember(Call, {DeviceMapMember}, F, Context,
+                                  Ambient.cfgs()) ||
+         deviceMapFromHelpers(Call, Summaries(Context)) != DeviceMapKind::None;
+}
+
+std::optional<InnerLoad>
+MetaScopeLoadFinder::exposedLoad(const FunctionDecl *Callee, Exposure Kind,
+                                 ASTContext &Context) {
+  if (CallDepth == 0 || !Ambient.canEnter(Callee))
+    return std::nullopt;
+  return exposedLoad(Summaries(Context).lookup<LoadFacts>(Callee),
+                     isFreeHop(Callee, Context.getSourceManager()), Kind,
+                     Context);
+}
+
+std::optional<InnerLoad>
+MetaScopeLoadFinder::exposedLoad(const FunctionSummary *Summary, bool FreeHop,
+                                 Exposure Kind, ASTContext &Context) {
+  const LoadFacts *S = Summary ? &Summary->get<LoadFacts>() : nullptr;
+  if (CallDepth == 0 || !S || !S->LoadsWeights)
+    return std::nullopt;
+  if (Kind == Exposure::DefaultDevice && S->LoadsOnlyAfterSettingDevice)
+    return std::nullopt;
+  if (S->LoadsDepth + (FreeHop ? 0 : 1) > CallDepth)
+    return std::nullopt;
+  return InnerLoad{Summaries(Context).locationOf(S->LoadsAt), S->Loader,
+                   S->LoadsIn};
+}
+
+void MetaScopeLoadFinder::analyzeFunction(const FunctionDecl *F,
+                                          const LambdaExpr *Lambda,
+                                          ASTContext &Context) {
+  if (!F || !F->getBody() || !Analyzed.insert(F).second)
+    return;
+  // The code of loaders, setters and scopes is the meta machinery itself,
+  // including the lambdas written inside it (whose closure classes live in
+  // it): no parent map needed to see that.
+  if (Ambient.isInsideMachinery(F))
+    return;
+  if (!Lambda && Ambient.isMachinery(F))
+    return;
+  SummaryTable &Table = Summaries(Context);
+  AmbientDevice::InFunction Here =
+      Ambient.inFunction(F, Lambda, Table, Context);
+  for (const Expr *Call : Here.calls()) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (Callee &&
+        (Ambient.isSetter(Callee) || (Ambient.isMachinery(Callee) &&
+                                      !Ambient.loaders().isLoader(Callee)))) {
+      checkScopeFunctionCall(Call, Context);
+      continue;
+    }
+    if (std::optional<AmbientDevice::Origin> Origin = Here.at(Call))
+      checkCallOnMeta(Call, F, *Origin, Context);
+  }
+}
+
+void MetaScopeLoadFinder::checkScopeFunctionCall(const Expr *Call,
+                                                 ASTContext &Context) {
+  // A scope function running a named function or a stored lambda: that
+  // callable runs on meta.
+  if (!Ambient.isScopeFunction(calledFunction(Call)) || CallDepth == 0)
+    return;
+  const auto *CE = cast<CallExpr>(Call);
+  for (const Expr *Arg : CE->arguments()) {
+    const FunctionDecl *Target = functionOfCallable(Arg);
+    const LambdaExpr *L = lambdaOfCallable(Arg);
+    if (L &&
+        L->IgnoreImplicit() == Arg->IgnoreImplicit()->IgnoreParenImpCasts())
+      continue; // Analysed as a function of its own.
+    if (std::optional<InnerLoad> Inner =
+            exposedLoad(Target, Exposure::Scope, Context))
+      Reporter.loadOnMeta(
+          CE, displayName(Target),
+          AmbientDevice::Origin{
+              AmbientDevice::Source::ScopeFunction, nullptr, CE, {}, {}},
+          Inner, Context);
+  }
+}
+
+void MetaScopeLoadFinder::checkCallOnMeta(const Expr *Call,
+                                          const FunctionDecl *F,
+                                          const AmbientDevice::Origin &Origin,
+                                          ASTContext &Context) {
+  const FunctionDecl *Callee = calledFunction(Call);
+  if (std::optional<std::string> Loader =
+          Ambient.loaders().loaderCallName(Call)) {
+    if (!hasDeviceMap(Call, F, Context))
+      Reporter.loadOnMeta(Call, Callee ? displayName(Callee) : *Loader, Origin,
+                          std::nullopt, Context);
+    return;
+  }
+  Exposure Kind = Origin.Kind == AmbientDevice::Source::DefaultDevice
+                      ? Exposure::DefaultDevice
+                      : Exposure::Scope;
+  // Every function the call may run (overrides of a virtual one too, also
+  // those only other translation units define).
+  SummaryTable &Table = Summaries(Context);
+  for (const FunctionDecl *Target : Table.callTargets(Call))
+    if (std::optional<InnerLoad> Inner = exposedLoad(Target, Kind, Context))
+      return Reporter.loadOnMeta(Call, displayName(Target), Origin, Inner,
+                                 Context);
+  for (const FunctionSummary *S : Table.externalTargets(Call))
+    if (std::optional<InnerLoad> Inner =
+            exposedLoad(S, /*FreeHop=*/false, Kind, Context))
+      return Reporter.loadOnMeta(Call, S->Name, Origin, Inner, Context);
+}
+
+std::optional<InnerLoad>
+MetaScopeLoadFinder::findMetaLoadWithin(const FunctionDecl *F, unsigned Depth,
+                                        unsigned FreeHops,
+                                        ASTContext &Context) {
+  const FunctionDecl *Def = definitionWithBody(F);
+  if (!Def || Depth == 0 || CallDepth == 0)
+    return std::nullopt;
+  WithinKey Key{Def, Depth, FreeHops};
+  if (auto It = WithinMemo.find(Key); It != WithinMemo.end())
+    return It->second;
+  if (!WithinInProgress.insert(Def).second)
+    return std::nullopt;
+
+  std::optional<InnerLoad> Found;
+  const SourceManager &SM = Context.getSourceManager();
+  for (const Expr *Call : collectCalls(Def)) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (std::optional<LiveGuard> Guard =
+            Ambient.liveGuardAt(Call, Def, Context)) {
+      if (Guard->Kind != DeviceKind::Meta)
+        continue;
+      if (std::optional<std::string> Name =
+              Ambient.loaders().loaderCallName(Call)) {
+        if (hasDeviceMap(Call, Def, Context))
+          continue;
+        Found =
+            InnerLoad{SM.getFileLoc(Call->getBeginLoc()),
+                      Callee ? displayName(Callee) : *Name, displayName(Def)};
+        break;
+      }
+      Found = exposedLoad(Callee, Exposure::Scope, Context);
+      if (Found)
+        break;
+      continue;
+    }
+    if (Callee && Ambient.isScopeFunction(Callee)) {
+      for (const Expr *Arg : cast<CallExpr>(Call)->arguments()) {
+        Found = exposedLoad(functionOfCallable(Arg), Exposure::Scope, Context);
+        if (Found)
+          break;
+      }
+      if (Found)
+        break;
+      continue;
+    }
+    if (!Ambient.canEnter(Callee) || !definitionWithBody(Callee))
+      continue;
+    if (isFreeHop(Callee, SM)) {
+      if (FreeHops < MaxFreeHops)
+        Found = findMetaLoadWithin(Callee, Depth, FreeHops + 1, Context);
+    } else {
+      Found = findMetaLoadWithin(Callee, Depth - 1, 0, Context);
+    }
+    if (Found)
+      break;
+  }
+  WithinInProgress.erase(Def);
+  WithinMemo[Key] = Found;
+  return Found;
+}
+
+void MetaScopeLoadFinder::checkLoaderBuildsOnMeta(const CallExpr *Call,
+                                                  ASTContext &Context) {
+  const FunctionDecl *Loader = Call->getDirectCallee();
+  if (!Loader || !definitionWithBody(Loader))
+    return;
+  // A loader's own implementation is analysed from its callers only.
+  EnclosingFunction Outer = Ambient.functions().enclosing(Call, Context);
+  if (Outer.Function && Ambient.isInsideLoader(Outer.Function))
+    return;
+  std::optional<InnerLoad> Inner =
+      findMetaLoadWithin(Loader, LoaderBodyDepth, 0, Context);
+  if (!Inner)
+    return;
+  std::string Model = "the model";
+  if (const TemplateArgumentList *Args =
+          Loader->getTemplateSpecializationArgs())
+    if (Args->size() > 0 && Args->get(0).getKind() == TemplateArgument::Type)
+      Model =
+          "'" +
+          Args->get(0).getAsType().getAsString(Context.getPrintingPolicy()) +
+          "'";
+  Reporter.loaderBuildsOnMeta(Call, displayName(Loader), Model, *Inner,
+                              Context);
+}
+
+} // namespace clang::tidy::metaguard
