@@ -14,10 +14,6 @@ constexpr std::pair<DeviceAtReturn, const char *> DeviceNames[] = {
     {DeviceAtReturn::Unknown, "unknown"},
 };
 
-std::optional<DeviceAtReturn> deviceFromName(llvm::StringRef Name) {
-  return enumFromName(Name, DeviceNames);
-}
-
 } // namespace
 
 METAGUARD_REGISTER_FACET(DeviceFacts);
@@ -32,8 +28,7 @@ void DeviceFacts::write(FactJson &J) const {
 }
 
 void DeviceFacts::read(FactReader &R) {
-  R.enumeration("default_device", DefaultDevice, deviceFromName,
-                "unchanged, meta, restored or unknown");
+  R.enumeration("default_device", DefaultDevice, DeviceNames);
   R.ref("default_device_at", DefaultDeviceAt);
   R.boolean("opens_meta_scope", OpensMetaScope);
   R.ref("opens_meta_scope_at", OpensMetaScopeAt);

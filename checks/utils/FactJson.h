@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <optional>
 #include <string>
+#include <utility>
 
 namespace clang::tidy::metaguard {
 
@@ -45,19 +45,26 @@ public:
   void unsignedNumber(const char *Key, unsigned &Out, bool Required = false);
   void ref(const char *Key, SourceRef &Out);
 
-  /// An enumeration written by name; Allowed lists the names for messages.
-  template <typename Enum>
+  /// An enumeration written by name, from its table of {value, name}.
+  template <typename Enum, size_t N>
   void enumeration(const char *Key, Enum &Out,
-                   std::optional<Enum> (*FromName)(llvm::StringRef),
-                   const char *Allowed) {
+                   const std::pair<Enum, const char *> (&Names)[N]) {
     std::string Name;
     string(Key, Name);
     if (!ok() || !Object.contains(Key))
       return;
-    if (std::optional<Enum> E = FromName(Name))
-      Out = *E;
-    else
-      fail(Key, "unknown value \"" + Name + "\" (expected " + Allowed + ")");
+    for (const auto &[Value, EnumName] : Names)
+      if (Name == EnumName) {
+        Out = Value;
+        return;
+      }
+    std::string Allowed;
+    for (size_t I = 0; I < N; ++I)
+      Allowed += (I == 0       ? ""
+                  : I + 1 == N ? " or "
+                               : ", ") +
+                 std::string(Names[I].second);
+    fail(Key, "unknown value \"" + Name + "\" (expected " + Allowed + ")");
   }
 
   /// An array of objects: ReadItem(FactReader &Item) for each, the problems
@@ -90,7 +97,7 @@ private:
   std::string Error;
 };
 
-/// The name of an enumerator from a table of {value, name} pairs, and back.
+/// The name of an enumerator, from its table of {value, name}.
 template <typename Enum, size_t N>
 llvm::StringRef enumName(Enum E,
                          const std::pair<Enum, const char *> (&Names)[N]) {
@@ -98,15 +105,6 @@ llvm::StringRef enumName(Enum E,
     if (Value == E)
       return Name;
   return Names[0].second;
-}
-template <typename Enum, size_t N>
-std::optional<Enum>
-enumFromName(llvm::StringRef Name,
-             const std::pair<Enum, const char *> (&Names)[N]) {
-  for (const auto &[Value, EnumName] : Names)
-    if (Name == EnumName)
-      return Value;
-  return std::nullopt;
 }
 
 } // namespace clang::tidy::metaguard

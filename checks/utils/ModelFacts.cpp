@@ -13,10 +13,6 @@ constexpr std::pair<DispatchKind, const char *> DispatchNames[] = {
     {DispatchKind::Factory, "factory"},
 };
 
-std::optional<DispatchKind> dispatchFromName(llvm::StringRef Name) {
-  return enumFromName(Name, DispatchNames);
-}
-
 } // namespace
 
 METAGUARD_REGISTER_FACET(ModelFacts);
@@ -71,8 +67,7 @@ void ModelFacts::read(FactReader &R) {
   R.ref("dispatched_at", DispatchedAt);
   R.objects("dispatch_chain", [&](FactReader &Item) {
     DispatchStep Step;
-    Item.enumeration("how", Step.How, dispatchFromName,
-                     "dispatch, loader or factory");
+    Item.enumeration("how", Step.How, DispatchNames);
     Item.string("with", Step.With);
     Item.ref("at", Step.At);
     DispatchChain.push_back(std::move(Step));

@@ -14,10 +14,6 @@ constexpr std::pair<DeviceMapKind, const char *> MapNames[] = {
     {DeviceMapKind::Unknown, "unknown"},
 };
 
-std::optional<DeviceMapKind> mapFromName(llvm::StringRef Name) {
-  return enumFromName(Name, MapNames);
-}
-
 } // namespace
 
 METAGUARD_REGISTER_FACET(OptionsFacts);
@@ -27,8 +23,7 @@ void OptionsFacts::write(FactJson &J) const {
 }
 
 void OptionsFacts::read(FactReader &R) {
-  R.enumeration("returned_device_map", ReturnedDeviceMap, mapFromName,
-                "none, single-device, offloading or unknown");
+  R.enumeration("returned_device_map", ReturnedDeviceMap, MapNames);
 }
 
 std::vector<MergeRule> OptionsFacts::mergeRules() {
