@@ -1,12 +1,13 @@
 """SARIF 2.1.0 for code-scanning UIs (GitHub code scanning in particular).
 
 Every metaguard rule is described from its page in docs/checks/ and listed
-whether or not it fired. Locations are relative to the source root
-(uriBaseId %SRCROOT%) so the report does not depend on where the tool ran;
-files outside the root get file:// URIs. Each result carries a fingerprint
-that survives unrelated edits, its notes as related locations that the
-message links to, and the clang-tidy diagnostic it came from (in its property
-bag) so that shard reports can be merged back into one.
+whether or not it fired; there is one page per check of checks/Checks.def
+(test/tools/check-list.test holds them to it). Locations are relative to the
+source root (uriBaseId %SRCROOT%) so the report does not depend on where the
+tool ran; files outside the root get file:// URIs. Each result carries a
+fingerprint that survives unrelated edits, its notes as related locations that
+the message links to, and the clang-tidy diagnostic it came from (in its
+property bag) so that shard reports can be merged back into one.
 """
 
 import glob
