@@ -1,10 +1,10 @@
 //===--- FromPretrainedInMetaScopeCheck.cpp - metaguard-tidy ---*- C++ -*-===//
 
 #include "FromPretrainedInMetaScopeCheck.h"
-#include "utils/DeviceExpr.h"
-#include "utils/DeviceFacts.h"
-#include "utils/FunctionBodies.h"
-#include "utils/LoadFacts.h"
+#include "utils/domain/DeviceExpr.h"
+#include "utils/domain/DeviceFacts.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/domain/LoadFacts.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 

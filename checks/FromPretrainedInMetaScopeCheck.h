@@ -12,10 +12,10 @@
 
 #include "MetaScopeLoadFinder.h"
 #include "MetaScopeLoadReporter.h"
-#include "utils/AmbientDevice.h"
+#include "utils/domain/AmbientDevice.h"
 #include "utils/ClangCompat.h"
-#include "utils/ReturnedOptions.h"
-#include "utils/WholeProgram.h"
+#include "utils/domain/ReturnedOptions.h"
+#include "utils/summaries/WholeProgram.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 

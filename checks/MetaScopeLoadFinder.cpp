@@ -1,12 +1,12 @@
 //===--- MetaScopeLoadFinder.cpp - metaguard-tidy --------------*- C++ -*-===//
 
 #include "MetaScopeLoadFinder.h"
-#include "utils/ExplicitOptions.h"
-#include "utils/FunctionBodies.h"
-#include "utils/LoadFacts.h"
-#include "utils/NameList.h"
-#include "utils/RecordBases.h"
-#include "utils/ReturnedOptions.h"
+#include "utils/domain/ExplicitOptions.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/domain/LoadFacts.h"
+#include "utils/analysis/NameList.h"
+#include "utils/analysis/RecordBases.h"
+#include "utils/domain/ReturnedOptions.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"

@@ -13,7 +13,7 @@
 #define METAGUARD_CHECKS_METASCOPELOADFINDER_H
 
 #include "MetaScopeLoadReporter.h"
-#include "utils/AmbientDevice.h"
+#include "utils/domain/AmbientDevice.h"
 
 #include "llvm/ADT/DenseSet.h"
 

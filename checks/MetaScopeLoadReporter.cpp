@@ -1,7 +1,7 @@
 //===--- MetaScopeLoadReporter.cpp - metaguard-tidy ------------*- C++ -*-===//
 
 #include "MetaScopeLoadReporter.h"
-#include "utils/AmbientDeviceNotes.h"
+#include "utils/domain/AmbientDeviceNotes.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"

@@ -10,7 +10,7 @@
 #ifndef METAGUARD_CHECKS_METASCOPELOADREPORTER_H
 #define METAGUARD_CHECKS_METASCOPELOADREPORTER_H
 
-#include "utils/AmbientDevice.h"
+#include "utils/domain/AmbientDevice.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 #include "llvm/ADT/DenseSet.h"

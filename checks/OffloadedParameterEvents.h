@@ -11,10 +11,10 @@
 #ifndef METAGUARD_CHECKS_OFFLOADEDPARAMETEREVENTS_H
 #define METAGUARD_CHECKS_OFFLOADEDPARAMETEREVENTS_H
 
-#include "utils/CfgReachability.h"
-#include "utils/FunctionSummaries.h"
-#include "utils/ModelFacts.h"
-#include "utils/ModuleExprs.h"
+#include "utils/analysis/CfgReachability.h"
+#include "utils/summaries/FunctionSummaries.h"
+#include "utils/domain/ModelFacts.h"
+#include "utils/domain/ModuleExprs.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"

@@ -2,12 +2,12 @@
 
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
-#include "utils/DeviceExpr.h"
-#include "utils/ExplicitOptions.h"
-#include "utils/FunctionBodies.h"
-#include "utils/MemberModels.h"
-#include "utils/ModelProducers.h"
-#include "utils/OptimizerParameters.h"
+#include "utils/domain/DeviceExpr.h"
+#include "utils/domain/ExplicitOptions.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/domain/MemberModels.h"
+#include "utils/domain/ModelProducers.h"
+#include "utils/domain/OptimizerParameters.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"

@@ -1,8 +1,8 @@
 //===--- OffloadedParameterMoveCheck.cpp - metaguard-tidy ------*- C++ -*-===//
 
 #include "OffloadedParameterMoveCheck.h"
-#include "utils/LoaderCalls.h"
-#include "utils/TensorWrites.h"
+#include "utils/domain/LoaderCalls.h"
+#include "utils/domain/TensorWrites.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 

@@ -18,7 +18,7 @@
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
 #include "utils/ClangCompat.h"
-#include "utils/WholeProgram.h"
+#include "utils/summaries/WholeProgram.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
 

@@ -1,7 +1,7 @@
 //===--- OffloadedParameterReporter.cpp - metaguard-tidy -------*- C++ -*-===//
 
 #include "OffloadedParameterReporter.h"
-#include "utils/NameList.h"
+#include "utils/analysis/NameList.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"

@@ -84,7 +84,7 @@ class FileHashes:
         return False
 
 
-# --- The merge of checks/utils/SummaryMerge.cpp, in Python. ---
+# --- The merge of checks/utils/summaries/SummaryMerge.cpp, in Python. ---
 #
 # It knows no fact by name: every facts file carries the rules of its facts
 # ("merge_rules": key -> {"merge": "agree" | "all" | "each", ...}), written by

@@ -1,0 +1,385 @@
+//===--- AmbientDevice.cpp - metaguard-tidy --------------------*- C++ -*-===//
+
+#include "utils/domain/AmbientDevice.h"
+#include "utils/domain/DeviceExpr.h"
+#include "utils/domain/DeviceFacts.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/NameList.h"
+
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+/// The functions FD is written in, innermost first: FD itself, and for a
+/// lambda's call operator or a local class's method, the functions around
+/// them. Lambda call operators are skipped (Pred is not called for them).
+template <class Fn> bool anyEnclosingFunction(const FunctionDecl *FD, Fn Pred) {
+  for (const DeclContext *DC = FD; DC; DC = DC->getParent()) {
+    const auto *F = dyn_cast<FunctionDecl>(DC);
+    if (!F)
+      continue;
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(F);
+        Method && Method->getParent()->isLambda())
+      continue;
+    if (Pred(F))
+      return true;
+  }
+  return false;
+}
+
+} // namespace
+
+std::optional<AmbientDevice::HelperEffect>
+AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table) {
+  // std::make_unique<Session>() runs the user's constructor inside a system
+  // header: that constructor decides.
+  if (const CXXConstructExpr *Inner = Owning.construction(Call))
+    Call = Inner;
+  std::optional<HelperEffect> Result;
+  bool EveryTargetEnds = true;
+  // Whether the call is done: a target that may leave the default device
+  // meta decides; Name is only spelled for the target that decides.
+  auto Visit = [&](const FunctionSummary *S, auto Name) {
+    const DeviceFacts *D = S ? &S->get<DeviceFacts>() : nullptr;
+    if (!D || D->DefaultDevice == DeviceAtReturn::Unchanged) {
+      EveryTargetEnds = false;
+      return false;
+    }
+    if (D->DefaultDevice == DeviceAtReturn::Meta) {
+      Result = HelperEffect{true, false, Name(), D->DefaultDeviceAt};
+      return true;
+    }
+    if (!Result)
+      Result = HelperEffect{false, false, Name(), D->DefaultDeviceAt};
+    Result->Unknown |= D->DefaultDevice == DeviceAtReturn::Unknown;
+    return false;
+  };
+  // Every function the call may run: the targets declared here, then the
+  // overrides only other translation units define.
+  for (const FunctionDecl *Target : Table.callTargets(Call))
+    if (Visit(Table.lookup<DeviceFacts>(Target),
+              [Target] { return displayName(Target); }))
+      return Result;
+  for (const FunctionSummary *S : Table.externalTargets(Call))
+    if (Visit(S, [S] { return S->Name; }))
+      return Result;
+  if (!EveryTargetEnds)
+    return std::nullopt;
+  return Result;
+}
+
+AmbientDevice::DeviceEvents
+AmbientDevice::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
+                            SummaryTable &Table) {
+  DeviceEvents Events;
+  for (const Expr *Call : Calls) {
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (!Callee)
+      continue;
+    if (isSetter(Callee)) {
+      // A setter without arguments (reset_default_device) ends the state.
+      const auto *CE = dyn_cast<CallExpr>(Call);
+      DeviceKind Kind = CE && CE->getNumArgs() > 0
+                            ? classifyDeviceExpr(CE->getArg(0))
+                            : DeviceKind::NonMeta;
+      (Kind == DeviceKind::Meta ? Events.Gens : Events.Kills).push_back(Call);
+      Events.UnknownKill |= Kind == DeviceKind::Unknown;
+      continue;
+    }
+    if (isMachinery(Callee))
+      continue;
+    std::optional<HelperEffect> Effect = helperEffect(Call, Table);
+    if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
+      Events.Ended.push_back(Call);
+    if (!Effect)
+      continue;
+    (Effect->Meta ? Events.Gens : Events.Kills).push_back(Call);
+    Events.UnknownKill |= Effect->Unknown;
+    Events.Helpers[Call] = *Effect;
+  }
+  return Events;
+}
+
+/// DefaultDevice facts: over the function's CFG, how the default device may
+/// be when it returns, from its setter calls and the summaries of the user
+/// functions it calls.
+class AmbientDevice::DeviceFacet : public SummaryFacetFor<DeviceFacts> {
+public:
+  explicit DeviceFacet(AmbientDevice &Ambient) : Ambient(Ambient) {}
+
+  bool follows(const FunctionDecl *FD) const override {
+    // Library code never sets metaguard's default device: staying in user
+    // code keeps this facet as cheap as the user's own code.
+    return !Ambient.isMachinery(FD) &&
+           !FD->getASTContext().getSourceManager().isInSystemHeader(
+               FD->getLocation());
+  }
+
+  void summarise(const FunctionDecl *F, FunctionSummary &Summary,
+                 SummaryTable &Table) override {
+    DeviceFacts &Out = Summary.edit<DeviceFacts>();
+    // A constructor of an RAII class that holds a meta guard opens a meta
+    // scope for the object's life (a fact for export; locals of the class
+    // are guards to the check itself).
+    if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(F))
+      if (Ambient.Guards.isMetaRaiiClass(Ctor->getParent())) {
+        Out.OpensMetaScope = true;
+        Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
+      }
+    DeviceEvents Events = Ambient.deviceEvents(collectCalls(F), Table);
+    auto &[Gens, Kills, Ended, Helpers, UnknownKill] = Events;
+    if (Gens.empty() && Kills.empty() && Ended.empty())
+      return;
+    const CfgReachability *Cfg =
+        Ambient.Cfgs.get(F, F->getBody(), Table.context());
+    if (!Cfg) {
+      Out.DefaultDevice = DeviceAtReturn::Unknown;
+      return;
+    }
+    // Objects that outlive F (returned, on the heap) end nothing here.
+    llvm::erase_if(Ended, [Cfg](const Expr *E) { return !Cfg->destroys(E); });
+    if (!Gens.empty())
+      if (std::optional<CfgReachability::Reach> R = Cfg->findReachingGenAtExit(
+              Gens, Kills, /*EntryIsGen=*/false, Ended);
+          R && R->Gen) {
+        Out.DefaultDevice = DeviceAtReturn::Meta;
+        auto Helper = Helpers.find(R->Gen);
+        Out.DefaultDeviceAt = Helper != Helpers.end()
+                                  ? Helper->second.At
+                                  : Table.refOf(R->Gen->getBeginLoc());
+        return;
+      }
+    if (Kills.empty() && Ended.empty())
+      return; // Meta settings that never reach the return.
+    // A session object's destruction is a reset where its life ends: one
+    // that runs on every path makes F restore the default device.
+    const bool EveryPath =
+        !Cfg->findReachingGenAtExit({}, Kills, /*EntryIsGen=*/true, Ended);
+    Out.DefaultDevice = EveryPath && !UnknownKill ? DeviceAtReturn::Restored
+                                                  : DeviceAtReturn::Unknown;
+    Out.DefaultDeviceAt = Table.refOf(
+        (Kills.empty() ? Ended.front() : Kills.front())->getBeginLoc());
+  }
+
+private:
+  AmbientDevice &Ambient;
+};
+
+bool AmbientDevice::isSetter(const FunctionDecl *FD) const {
+  return FD && Setters.matches(FD);
+}
+
+bool AmbientDevice::isScopeFunction(const FunctionDecl *FD) const {
+  return FD && ScopeFunctions.matches(FD);
+}
+
+bool AmbientDevice::isMachinery(const FunctionDecl *FD) const {
+  if (!FD)
+    return true;
+  if (isSetter(FD) || isScopeFunction(FD) || Loaders.isLoader(FD))
+    return true;
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(FD))
+    if (Guards.isGuardClass(Method->getParent()))
+      return true;
+  return false;
+}
+
+bool AmbientDevice::isInsideMachinery(const FunctionDecl *FD) const {
+  return anyEnclosingFunction(
+      FD, [this](const FunctionDecl *F) { return isMachinery(F); });
+}
+
+bool AmbientDevice::isInsideLoader(const FunctionDecl *FD) const {
+  return anyEnclosingFunction(
+      FD, [this](const FunctionDecl *F) { return Loaders.isLoader(F); });
+}
+
+bool AmbientDevice::endsWhenDestroyed(const Expr *Call,
+                                      bool ConstructorSetsMeta,
+                                      SummaryTable &Table) {
+  // A construction here, or one a smart pointer's factory makes (the
+  // pointer runs the destructor where its own life ends).
+  const CXXRecordDecl *Built = OwningFactories::builtRecord(Call);
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
+    Built = Construct->getConstructor()->getParent();
+  if (!Built)
+    return false;
+  switch (destructionEffect(Built, Table)) {
+  case Destruction::Ends:
+    return true;
+  case Destruction::Unknown:
+    // A session whose destructor is not visible: assume it ends what its
+    // constructor started (no finding after its life rather than noise).
+    return ConstructorSetsMeta;
+  case Destruction::Keeps:
+    return false;
+  }
+  return false;
+}
+
+AmbientDevice::Destruction
+AmbientDevice::destructionEffect(const CXXRecordDecl *RD, SummaryTable &Table) {
+  if (!RD || !RD->hasDefinition())
+    return Destruction::Keeps;
+  RD = RD->getDefinition();
+  auto [It, Inserted] = Destructions.try_emplace(RD, Destruction::Keeps);
+  if (!Inserted)
+    return It->second; // Known, or being decided (a cycle adds nothing).
+  // Library classes never set metaguard's default device (as helpers in
+  // system headers); guard classes are scopes, not default-device setters.
+  if (Table.context().getSourceManager().isInSystemHeader(RD->getLocation()) ||
+      Guards.isGuardClass(RD))
+    return Destruction::Keeps;
+  Destruction Result = Destruction::Keeps;
+  if (const CXXDestructorDecl *Dtor = RD->getDestructor();
+      Dtor && Dtor->isUserProvided()) {
+    const FunctionSummary *S = Table.lookup<DeviceFacts>(Dtor);
+    if (!S)
+      Result = Destruction::Unknown;
+    else if (S->get<DeviceFacts>().DefaultDevice == DeviceAtReturn::Restored ||
+             S->get<DeviceFacts>().DefaultDevice == DeviceAtReturn::Unknown)
+      Result = Destruction::Ends;
+  }
+  // Members and bases are destroyed after the destructor's body.
+  auto Merge = [&Result](Destruction D) { Result = std::max(Result, D); };
+  for (const FieldDecl *Field : RD->fields())
+    if (!Field->getType()->isReferenceType())
+      Merge(destructionEffect(Field->getType()->getAsCXXRecordDecl(), Table));
+  for (const CXXBaseSpecifier &Base : RD->bases())
+    Merge(destructionEffect(Base.getType()->getAsCXXRecordDecl(), Table));
+  Destructions[RD] = Result;
+  return Result;
+}
+
+std::optional<LiveGuard> AmbientDevice::liveGuardAt(const Stmt *S,
+                                                    const FunctionDecl *F,
+                                                    ASTContext &Context) {
+  const Stmt *Body = F->getBody();
+  const Stmt *At = S;
+  // A guard held in a std::optional or std::unique_ptr counts where it is
+  // engaged on some path; where it is not, the scope outside it decides.
+  for (unsigned Steps = 0; At && Steps < 64; ++Steps) {
+    std::optional<LiveGuard> Guard = LiveGuards.innermost(At, Body);
+    if (!Guard)
+      break;
+    if (!Guard->Holder)
+      return Guard;
+    const CfgReachability *Cfg = Cfgs.get(F, Body, Context);
+    if (Cfg && guardHolderEngagedAt(*Guard, S, F, *Cfg))
+      return Guard;
+    At = Guard->DeclaredBy;
+  }
+  // A guard passed in by reference is live for the whole call.
+  for (const ParmVarDecl *Param : F->parameters())
+    if (Guards.isMetaGuardParameter(Param))
+      return LiveGuard{Param, DeviceKind::Meta};
+  return std::nullopt;
+}
+
+AmbientDevice::AmbientDevice(llvm::StringRef LoaderFunctions,
+                             llvm::StringRef MetaScopeTypes,
+                             llvm::StringRef DeviceScopeTypes,
+                             llvm::StringRef MetaScopeFunctions,
+                             llvm::StringRef DefaultDeviceSetters)
+    : LoaderFunctionsOption(LoaderFunctions.str()),
+      MetaScopeTypesOption(MetaScopeTypes.str()),
+      DeviceScopeTypesOption(DeviceScopeTypes.str()),
+      MetaScopeFunctionsOption(MetaScopeFunctions.str()),
+      DefaultDeviceSettersOption(DefaultDeviceSetters.str()),
+      Loaders(LoaderFunctionsOption),
+      Guards(MetaScopeTypesOption, DeviceScopeTypesOption),
+      ScopeFunctions(MetaScopeFunctionsOption),
+      Setters(DefaultDeviceSettersOption),
+      Facet(std::make_unique<DeviceFacet>(*this)) {}
+
+AmbientDevice::~AmbientDevice() = default;
+
+SummaryFacet *AmbientDevice::facet() { return Facet.get(); }
+
+void AmbientDevice::clear() {
+  Cfgs.clear();
+  LiveGuards.clear();
+  Functions.clear();
+  Guards.clearCache();
+  Destructions.clear();
+  Owning.clear();
+}
+
+std::optional<AmbientDevice::Origin>
+AmbientDevice::lambdaOrigin(const LambdaExpr *Lambda, ASTContext &Context) {
+  // Climb from the lambda through conversions to the call it is an
+  // argument of.
+  Functions.enclosing(Lambda, Context); // Indexes the code around it.
+  const Stmt *Node = Lambda;
+  for (unsigned Steps = 0; Steps < 8; ++Steps) {
+    Node = Functions.parents().parent(Node);
+    if (!Node)
+      return std::nullopt;
+    if (const auto *Call = dyn_cast<CallExpr>(Node)) {
+      if (isScopeFunction(Call->getDirectCallee()) ||
+          (!Call->getDirectCallee() &&
+           ScopeFunctions.matchesUnresolved(unresolvedCalleeName(Call))))
+        return Origin{Source::ScopeFunction, nullptr, Call, {}, {}};
+      return std::nullopt;
+    }
+    if (!isa<ImplicitCastExpr, MaterializeTemporaryExpr, CXXBindTemporaryExpr,
+             CXXConstructExpr, ParenExpr>(Node))
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+AmbientDevice::InFunction AmbientDevice::inFunction(const FunctionDecl *F,
+                                                    const LambdaExpr *Lambda,
+                                                    SummaryTable &Table,
+                                                    ASTContext &Context) {
+  std::optional<Origin> Top;
+  if (Lambda)
+    Top = lambdaOrigin(Lambda, Context);
+  return InFunction(*this, F, Top, Table, Context);
+}
+
+AmbientDevice::InFunction::InFunction(AmbientDevice &Ambient,
+                                      const FunctionDecl *F,
+                                      std::optional<Origin> Top,
+                                      SummaryTable &Table, ASTContext &Context)
+    : Ambient(Ambient), F(F), Top(std::move(Top)), Table(Table),
+      Context(Context), Calls(collectCalls(F)),
+      Events(Ambient.deviceEvents(Calls, Table)) {
+  if (!Events.Gens.empty())
+    Cfg = Ambient.Cfgs.get(F, F->getBody(), Context);
+}
+
+std::optional<AmbientDevice::Origin>
+AmbientDevice::InFunction::at(const Expr *Call) {
+  if (std::optional<LiveGuard> Guard = Ambient.liveGuardAt(Call, F, Context)) {
+    // The innermost scope wins, whatever its device.
+    if (Guard->Kind != DeviceKind::Meta)
+      return std::nullopt;
+    return Origin{Source::ScopeGuard, Guard->Var, nullptr, {}, {}};
+  }
+  if (Top)
+    return Top;
+  if (!Cfg)
+    return std::nullopt;
+  std::optional<CfgReachability::Reach> Reach =
+      Cfg->findReachingGen(Call, Events.Gens, Events.Kills,
+                           /*EntryIsGen=*/false, Events.Ended);
+  if (!Reach || !Reach->Gen)
+    return std::nullopt;
+  Origin O{Source::DefaultDevice, nullptr, Reach->Gen, {}, {}};
+  if (auto It = Events.Helpers.find(Reach->Gen); It != Events.Helpers.end()) {
+    O.Helper = It->second.Target;
+    O.InnerSetter = Table.locationOf(It->second.At);
+    O.UntilDestroyed = llvm::is_contained(Events.Ended, Reach->Gen);
+  }
+  return O;
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,208 @@
+//===--- AmbientDevice.h - metaguard-tidy ----------------------*- C++ -*-===//
+//
+// Where the meta device is ambient in the user's code, for every check that
+// asks whether a statement runs on meta: inside a live meta-device scope (a
+// guard variable, a guard held in an engaged std::optional or
+// std::unique_ptr, a guard passed in by reference), in a lambda that a scope
+// function runs, or where a default-device setter call with a meta device
+// reaches — directly, or through helpers, constructors and RAII sessions
+// that leave the default device meta (their DeviceFacts, computed by the
+// facet this class holds). The innermost scope wins over the default
+// device, as at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H
+#define METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H
+
+#include "utils/analysis/CfgReachability.h"
+#include "utils/summaries/FunctionSummaries.h"
+#include "utils/domain/LoaderCalls.h"
+#include "utils/analysis/NameList.h"
+#include "utils/domain/OwningFactories.h"
+#include "utils/domain/ScopeGuards.h"
+#include "utils/analysis/StmtParents.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang::tidy::metaguard {
+
+/// The defaults of the options that name the meta machinery.
+inline constexpr llvm::StringLiteral DefaultMetaScopeFunctions =
+    "::metaguard::with_meta_device";
+inline constexpr llvm::StringLiteral DefaultDefaultDeviceSetters =
+    "::metaguard::set_default_device;::metaguard::reset_default_device";
+
+class AmbientDevice {
+public:
+  /// Why the meta device is ambient at a statement.
+  enum class Source {
+    /// A live guard variable (OriginDecl is its VarDecl).
+    ScopeGuard,
+    /// The enclosing lambda is run by a MetaScopeFunctions call (OriginStmt
+    /// is that call).
+    ScopeFunction,
+    /// A DefaultDeviceSetters call with a meta device reaches the statement
+    /// (OriginStmt is that call).
+    DefaultDevice,
+  };
+  struct Origin {
+    Source Kind;
+    const Decl *OriginDecl = nullptr;
+    const Stmt *OriginStmt = nullptr;
+    /// DefaultDevice through a helper that leaves it meta (OriginStmt is the
+    /// call): the helper and the setter inside it.
+    std::string Helper;
+    SourceLocation InnerSetter;
+    /// The helper is a constructor whose object's destruction ends the
+    /// state: it lasts for the object's life.
+    bool UntilDestroyed = false;
+  };
+
+  /// What a call to a helper (any function it may run) does to the default
+  /// device: Meta when some target may leave it meta (At: the setter), else
+  /// an end of the state when every target restores it or sets an unknown
+  /// device.
+  struct HelperEffect {
+    bool Meta = false;
+    bool Unknown = false;
+    std::string Target; ///< The target that decides, for notes.
+    SourceRef At;
+  };
+
+  /// How a function's own calls change the default device.
+  struct DeviceEvents {
+    /// Setter calls and helpers that may leave it meta.
+    llvm::SmallVector<const Stmt *, 4> Gens;
+    /// Setter calls and helpers that end it (a reset, another device, or
+    /// one not known).
+    llvm::SmallVector<const Stmt *, 4> Kills;
+    /// Constructions whose object's destruction ends it (RAII sessions).
+    llvm::SmallVector<const Expr *, 2> Ended;
+    /// The helper behind each gen or kill that is not a setter call.
+    llvm::DenseMap<const Stmt *, HelperEffect> Helpers;
+    bool UnknownKill = false; ///< A kill sets a device that is not known.
+  };
+
+  /// One function's view: where the meta device is ambient at its calls.
+  class InFunction {
+  public:
+    /// The calls of the function, in source order.
+    const std::vector<const Expr *> &calls() const { return Calls; }
+    /// Where the meta device comes from at Call, or nullopt when it is not
+    /// ambient there (no source reaches it, or the innermost scope live
+    /// there is not a meta one).
+    std::optional<Origin> at(const Expr *Call);
+
+  private:
+    friend class AmbientDevice;
+    InFunction(AmbientDevice &Ambient, const FunctionDecl *F,
+               std::optional<Origin> Top, SummaryTable &Table,
+               ASTContext &Context);
+    AmbientDevice &Ambient;
+    const FunctionDecl *F;
+    std::optional<Origin> Top;
+    SummaryTable &Table;
+    ASTContext &Context;
+    std::vector<const Expr *> Calls;
+    DeviceEvents Events;
+    const CfgReachability *Cfg = nullptr;
+  };
+
+  /// From the check's options (each a ';'-separated list of names).
+  AmbientDevice(llvm::StringRef LoaderFunctions, llvm::StringRef MetaScopeTypes,
+                llvm::StringRef DeviceScopeTypes,
+                llvm::StringRef MetaScopeFunctions,
+                llvm::StringRef DefaultDeviceSetters);
+  ~AmbientDevice();
+
+  const LoaderMatcher &loaders() const { return Loaders; }
+  const ScopeGuardClassifier &guards() const { return Guards; }
+  const NameList &setters() const { return Setters; }
+  const NameList &scopeFunctions() const { return ScopeFunctions; }
+
+  bool isSetter(const FunctionDecl *FD) const;
+  bool isScopeFunction(const FunctionDecl *FD) const;
+  /// Functions that implement meta handling themselves (setters, scope
+  /// functions, guard classes, loaders): never analysed or entered.
+  bool isMachinery(const FunctionDecl *FD) const;
+  /// Whether FD, or a function it is written in (FD being a lambda's call
+  /// operator or a local class's method), is machinery / a loader.
+  bool isInsideMachinery(const FunctionDecl *FD) const;
+  bool isInsideLoader(const FunctionDecl *FD) const;
+  /// Whether a call to FD may be followed (into its body or summary).
+  bool canEnter(const FunctionDecl *FD) const { return FD && !isMachinery(FD); }
+
+  /// The facet that computes DeviceFacts, for the summary table.
+  SummaryFacet *facet();
+
+  std::optional<HelperEffect> helperEffect(const Expr *Call,
+                                           SummaryTable &Table);
+  /// The setters, helpers and sessions among Calls (a function's calls).
+  DeviceEvents deviceEvents(llvm::ArrayRef<const Expr *> Calls,
+                            SummaryTable &Table);
+  /// The innermost device scope live at S in F (a guard variable, a guard
+  /// held in an engaged std::optional / std::unique_ptr, or a guard passed
+  /// to F by reference).
+  std::optional<LiveGuard> liveGuardAt(const Stmt *S, const FunctionDecl *F,
+                                       ASTContext &Context);
+  /// Lambda (F's body, when F is its call operator) when a scope function
+  /// runs it: meta throughout.
+  std::optional<Origin> lambdaOrigin(const LambdaExpr *Lambda,
+                                     ASTContext &Context);
+  InFunction inFunction(const FunctionDecl *F, const LambdaExpr *Lambda,
+                        SummaryTable &Table, ASTContext &Context);
+
+  CfgCache &cfgs() { return Cfgs; }
+  FunctionIndex &functions() { return Functions; }
+  OwningFactories &owning() { return Owning; }
+  /// At the end of a translation unit.
+  void clear();
+
+private:
+  /// What destroying an object of a class does to the default device, by
+  /// how much it says (of a class and its members, the most wins).
+  enum class Destruction {
+    Keeps,   ///< Nothing (no destructor of the user's touches it).
+    Unknown, ///< A destructor is declared but neither visible nor summarised.
+    Ends,    ///< Its destructor (or a member's, a base's) resets it.
+  };
+  /// Whether the object a construction builds ends the default device's
+  /// meta state when it is destroyed, given what its constructor does
+  /// (ConstructorSetsMeta): a destructor that resets it ends it, and one
+  /// whose behaviour is unknown is assumed to when the constructor set meta
+  /// (an RAII session: no finding after its life). False for other calls.
+  bool endsWhenDestroyed(const Expr *Call, bool ConstructorSetsMeta,
+                         SummaryTable &Table);
+  Destruction destructionEffect(const CXXRecordDecl *RD, SummaryTable &Table);
+
+  class DeviceFacet;
+
+  const std::string LoaderFunctionsOption;
+  const std::string MetaScopeTypesOption;
+  const std::string DeviceScopeTypesOption;
+  const std::string MetaScopeFunctionsOption;
+  const std::string DefaultDeviceSettersOption;
+  LoaderMatcher Loaders;
+  ScopeGuardClassifier Guards;
+  NameList ScopeFunctions;
+  NameList Setters;
+  std::unique_ptr<DeviceFacet> Facet;
+
+  // Per translation unit.
+  CfgCache Cfgs;
+  FunctionIndex Functions;
+  LiveGuardFinder LiveGuards{Guards, Functions.parents()};
+  llvm::DenseMap<const CXXRecordDecl *, Destruction> Destructions;
+  OwningFactories Owning;
+};
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H

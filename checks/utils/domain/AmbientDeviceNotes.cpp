@@ -1,0 +1,51 @@
+//===--- AmbientDeviceNotes.cpp - metaguard-tidy ---------------*- C++ -*-===//
+
+#include "utils/domain/AmbientDeviceNotes.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/NameList.h"
+
+namespace clang::tidy::metaguard {
+
+void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
+                       const Expr *Call, llvm::StringRef What, bool ThroughCall,
+                       const SourceManager &SM) {
+  switch (O.Kind) {
+  case AmbientDevice::Source::ScopeGuard: {
+    const auto *Var = cast<VarDecl>(O.OriginDecl);
+    Check.diag(SM.getFileLoc(Var->getLocation()),
+               "meta-device scope '%0' is %select{active from here to the end "
+               "of its block|passed in here, so it is active for the whole "
+               "function}1",
+               DiagnosticIDs::Note)
+        << Var->getName() << isa<ParmVarDecl>(Var);
+    break;
+  }
+  case AmbientDevice::Source::ScopeFunction: {
+    const auto *ScopeCall = cast<CallExpr>(O.OriginStmt);
+    const FunctionDecl *Fn = ScopeCall->getDirectCallee();
+    Check.diag(SM.getFileLoc(ScopeCall->getBeginLoc()),
+               "'%0' runs %select{this lambda|'%2'}1 on the meta device",
+               DiagnosticIDs::Note)
+        << (Fn ? displayName(Fn) : unresolvedCalleeName(ScopeCall).str())
+        << (ThroughCall && ScopeCall == Call) << What;
+    break;
+  }
+  case AmbientDevice::Source::DefaultDevice:
+    if (O.Helper.empty()) {
+      Check.diag(SM.getFileLoc(O.OriginStmt->getBeginLoc()),
+                 "the default device is set to meta here", DiagnosticIDs::Note);
+      break;
+    }
+    Check.diag(SM.getFileLoc(O.OriginStmt->getBeginLoc()),
+               "'%0' returns with the default device set to meta%select{|, "
+               "until the object it builds is destroyed}1",
+               DiagnosticIDs::Note)
+        << O.Helper << O.UntilDestroyed;
+    if (O.InnerSetter.isValid())
+      Check.diag(O.InnerSetter, "the default device is set to meta here",
+                 DiagnosticIDs::Note);
+    break;
+  }
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,264 @@
+//===--- DeviceExpr.cpp - metaguard-tidy -----------------------*- C++ -*-===//
+
+#include "utils/domain/DeviceExpr.h"
+#include "utils/analysis/ExprPlumbing.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/LocalVariables.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+constexpr unsigned MaxVariableHops = 8;
+
+DeviceKind classify(const Expr *E, unsigned Hops);
+
+DeviceKind classifyEnumerator(const EnumConstantDecl *ECD) {
+  const auto *Enum = dyn_cast<EnumDecl>(ECD->getDeclContext());
+  if (!Enum || Enum->getName() != "DeviceType")
+    return DeviceKind::Unknown;
+  return ECD->getName() == "Meta" ? DeviceKind::Meta : DeviceKind::NonMeta;
+}
+
+/// The kind of a local variable that is not const: the kind every value it
+/// is given has (its initialiser and each plain assignment), provided
+/// nothing else may change it. Default-constructed (an empty std::string)
+/// it counts only its assignments.
+DeviceKind classifyLocalVariable(const VarDecl *VD, unsigned Hops) {
+  const auto *F = dyn_cast_or_null<FunctionDecl>(VD->getDeclContext());
+  if (!F || !F->getBody() || VD->getType()->isReferenceType())
+    return DeviceKind::Unknown;
+  std::optional<DeviceKind> Kind;
+  auto Add = [&](DeviceKind K) {
+    if (Kind && *Kind != K)
+      K = DeviceKind::Unknown;
+    Kind = K;
+    return K != DeviceKind::Unknown;
+  };
+  if (const Expr *Init = VD->getInit()) {
+    const auto *Construct = dyn_cast<CXXConstructExpr>(Init->IgnoreImplicit());
+    if (!(Construct && Construct->getNumArgs() == 0) &&
+        !Add(classify(Init, Hops + 1)))
+      return DeviceKind::Unknown;
+  }
+  // Every assignment gives the same kind, and nothing else may change it.
+  if (!forEachAssignment(VD, [&](const Expr *Assigned) {
+        return Add(classify(Assigned, Hops + 1));
+      }))
+    return DeviceKind::Unknown;
+  return Kind ? *Kind : DeviceKind::Unknown;
+}
+
+/// The kind every return statement of a helper gives, when they agree.
+DeviceKind classifyReturned(const FunctionDecl *Callee, unsigned Hops) {
+  const FunctionDecl *Def = definitionWithBody(Callee);
+  if (!Def || Hops >= MaxVariableHops)
+    return DeviceKind::Unknown;
+  std::optional<DeviceKind> Kind;
+  forEachEvaluatedStmt(Def, [&](const Stmt *S) {
+    const auto *Ret = dyn_cast<ReturnStmt>(S);
+    if (!Ret)
+      return;
+    DeviceKind K = classify(Ret->getRetValue(), Hops + 1);
+    Kind = Kind && *Kind != K ? DeviceKind::Unknown : K;
+  });
+  return Kind ? *Kind : DeviceKind::Unknown;
+}
+
+DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
+  if (Hops >= MaxVariableHops)
+    return DeviceKind::Unknown;
+  QualType T = VD->getType();
+  bool IsConst =
+      VD->isConstexpr() || T.isConstQualified() ||
+      (T->isReferenceType() && T->getPointeeType().isConstQualified());
+  if (isa<ParmVarDecl>(VD))
+    return DeviceKind::Unknown;
+  if (!IsConst)
+    return VD->hasLocalStorage() ? classifyLocalVariable(VD, Hops)
+                                 : DeviceKind::Unknown;
+  const VarDecl *Def = VD->getDefinition();
+  const Expr *Init = Def ? Def->getInit() : VD->getAnyInitializer();
+  if (!Init)
+    Init = VD->getAnyInitializer();
+  if (!Init)
+    return DeviceKind::Unknown;
+  return classify(Init, Hops + 1);
+}
+
+DeviceKind classify(const Expr *E, unsigned Hops) {
+  if (!E)
+    return DeviceKind::Unknown;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(E))
+    return classify(Default->getExpr(), Hops);
+  if (const auto *Materialize = dyn_cast<MaterializeTemporaryExpr>(E))
+    return classify(Materialize->getSubExpr(), Hops);
+  if (const auto *Bind = dyn_cast<CXXBindTemporaryExpr>(E))
+    return classify(Bind->getSubExpr(), Hops);
+  if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(E))
+    return classify(Cleanups->getSubExpr(), Hops);
+  if (const auto *Cast = dyn_cast<CastExpr>(E))
+    return classify(Cast->getSubExpr(), Hops);
+  if (const auto *Literal = dyn_cast<StringLiteral>(E))
+    return classifyDeviceString(Literal->getString());
+  if (const auto *UDL = dyn_cast<UserDefinedLiteral>(E)) {
+    if (UDL->getLiteralOperatorKind() == UserDefinedLiteral::LOK_String)
+      if (const Expr *Cooked = UDL->getCookedLiteral())
+        return classify(Cooked, Hops);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
+    // torch::Device(kMeta), torch::Device("meta"), Device(kCUDA, 0),
+    // std::string("meta"), and copies of any of these.
+    if (Construct->getNumArgs() == 0)
+      return DeviceKind::Unknown;
+    return classify(Construct->getArg(0), Hops);
+  }
+  if (const auto *List = dyn_cast<InitListExpr>(E)) {
+    if (List->getNumInits() == 0)
+      return DeviceKind::Unknown;
+    return classify(List->getInit(0), Hops);
+  }
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+    if (const auto *ECD = dyn_cast<EnumConstantDecl>(Ref->getDecl()))
+      return classifyEnumerator(ECD);
+    if (const auto *VD = dyn_cast<VarDecl>(Ref->getDecl()))
+      return classifyVariable(VD, Hops);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+    // A static data member: Devices::kEmpty.
+    if (const auto *VD = dyn_cast<VarDecl>(Member->getMemberDecl()))
+      return classifyVariable(VD, Hops);
+    return DeviceKind::Unknown;
+  }
+  if (const auto *Cond = dyn_cast<AbstractConditionalOperator>(E)) {
+    DeviceKind True = classify(Cond->getTrueExpr(), Hops);
+    DeviceKind False = classify(Cond->getFalseExpr(), Hops);
+    return True == False ? True : DeviceKind::Unknown;
+  }
+  // A helper of the user's that returns a constant device: every return
+  // statement gives the same kind.
+  if (const auto *Call = dyn_cast<CallExpr>(E);
+      Call && !isa<CXXOperatorCallExpr>(E)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Callee);
+    if (Callee && (!Method || Method->isStatic()) &&
+        !Callee->getASTContext().getSourceManager().isInSystemHeader(
+            Callee->getLocation()))
+      return classifyReturned(Callee, Hops);
+  }
+  return DeviceKind::Unknown;
+}
+
+} // namespace
+
+DeviceKind classifyDeviceString(llvm::StringRef Text) {
+  llvm::StringRef Type = Text.trim();
+  llvm::StringRef Index;
+  std::tie(Type, Index) = Type.split(':');
+  if (!Index.empty() &&
+      Index.find_first_not_of("0123456789") != llvm::StringRef::npos)
+    return DeviceKind::Unknown;
+  if (Type == "meta")
+    return DeviceKind::Meta;
+  bool Known = llvm::StringSwitch<bool>(Type)
+                   .Cases("cpu", "cuda", "mps", "xpu", "xla", "hip", true)
+                   .Cases("ipu", "hpu", "ve", "lazy", "vulkan", "mtia", true)
+                   .Cases("privateuseone", "opengl", "opencl", "ideep", true)
+                   .Cases("mkldnn", "fpga", "maia", "metal", true)
+                   .Default(false);
+  return Known ? DeviceKind::NonMeta : DeviceKind::Unknown;
+}
+
+DeviceKind classifyDeviceExpr(const Expr *E) { return classify(E, 0); }
+
+namespace {
+
+/// A braced map reaches its constructor through a std::initializer_list.
+const Expr *stripMapExpr(const Expr *E) {
+  ExprPlumbing Map;
+  Map.InitializerLists = true;
+  return ignoreExprPlumbing(E, Map);
+}
+
+/// A placement that is a known device (a "disk" string is Unknown).
+bool isDevicePlacement(const Expr *E) {
+  return classifyDeviceExpr(E) != DeviceKind::Unknown;
+}
+
+/// Whether Entry is a map entry written `{"prefix", dev}` (or constructed
+/// from those two) whose placement is a known device, not "disk".
+bool isInMemoryEntry(const Expr *Entry) {
+  Entry = stripMapExpr(Entry);
+  const Expr *Key = nullptr, *Value = nullptr;
+  if (const auto *List = dyn_cast_or_null<InitListExpr>(Entry)) {
+    if (List->getNumInits() != 2)
+      return false;
+    Key = List->getInit(0);
+    Value = List->getInit(1);
+  } else if (const auto *Construct =
+                 dyn_cast_or_null<CXXConstructExpr>(Entry)) {
+    if (Construct->getNumArgs() != 2)
+      return false;
+    Key = Construct->getArg(0);
+    Value = Construct->getArg(1);
+  } else {
+    return false;
+  }
+  const auto *KeyText =
+      dyn_cast<StringLiteral>(stripMapExpr(Key)->IgnoreParenImpCasts());
+  if (const auto *C = dyn_cast<CXXConstructExpr>(stripMapExpr(Key));
+      C && C->getNumArgs() >= 1)
+    KeyText = dyn_cast<StringLiteral>(C->getArg(0)->IgnoreParenImpCasts());
+  return KeyText && isDevicePlacement(Value);
+}
+
+/// A braced map whose entries all keep their weights in memory: the map's
+/// own list, or the initializer_list array inside it.
+bool isInMemoryList(const InitListExpr *List, unsigned Depth) {
+  if (List->getNumInits() == 0)
+    return false;
+  if (llvm::all_of(List->inits(),
+                   [](const Expr *Entry) { return isInMemoryEntry(Entry); }))
+    return true;
+  if (List->getNumInits() != 1 || Depth > 2)
+    return false;
+  const auto *Inner =
+      dyn_cast_or_null<InitListExpr>(stripMapExpr(List->getInit(0)));
+  return Inner && isInMemoryList(Inner, Depth + 1);
+}
+
+} // namespace
+
+bool isInMemoryDeviceMap(const Expr *E) {
+  E = stripMapExpr(E);
+  if (const auto *Designated = dyn_cast_or_null<DesignatedInitExpr>(E))
+    E = stripMapExpr(Designated->getInit());
+  if (!E)
+    return false;
+  if (const auto *Call = dyn_cast<CallExpr>(E)) {
+    const auto *Method =
+        dyn_cast_or_null<CXXMethodDecl>(Call->getDirectCallee());
+    if (!Method || !Method->isStatic() || !Method->getIdentifier() ||
+        Method->getName() != "on" || Call->getNumArgs() != 1)
+      return false;
+    const CXXRecordDecl *RD = Method->getParent();
+    return RD->getIdentifier() && RD->getName() == "DeviceMap" &&
+           isDevicePlacement(Call->getArg(0));
+  }
+  if (const auto *List = dyn_cast<InitListExpr>(E))
+    return isInMemoryList(List, 0);
+  return false;
+}
+
+} // namespace clang::tidy::metaguard

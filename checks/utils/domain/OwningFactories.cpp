@@ -1,0 +1,83 @@
+//===--- OwningFactories.cpp - metaguard-tidy ------------------*- C++ -*-===//
+
+#include "utils/domain/OwningFactories.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/domain/LoaderCalls.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+/// libstdc++'s make_shared reaches the placement new about ten calls deep.
+constexpr unsigned MaxDepth = 16;
+
+bool isOwningFactory(const FunctionDecl *FD) {
+  if (!FD || !FD->getIdentifier() || !FD->isInStdNamespace())
+    return false;
+  llvm::StringRef Name = FD->getName();
+  return Name == "make_unique" || Name == "make_shared" ||
+         Name == "allocate_shared";
+}
+
+/// Depth-first through the functions of system headers FD calls, for a
+/// construction of Record.
+const CXXConstructExpr *
+findConstruction(const FunctionDecl *FD, const CXXRecordDecl *Record,
+                 unsigned Depth,
+                 llvm::SmallPtrSetImpl<const FunctionDecl *> &Seen) {
+  const FunctionDecl *Def = definitionWithBody(FD);
+  if (!Def || Depth > MaxDepth || !Seen.insert(Def).second)
+    return nullptr;
+  const SourceManager &SM = Def->getASTContext().getSourceManager();
+  for (const Expr *Call : collectCalls(Def)) {
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call);
+        Construct &&
+        Construct->getConstructor()->getParent()->getCanonicalDecl() ==
+            Record->getCanonicalDecl())
+      return Construct;
+    const FunctionDecl *Callee = calledFunction(Call);
+    if (Callee && SM.isInSystemHeader(Callee->getLocation()))
+      if (const CXXConstructExpr *Inner =
+              findConstruction(Callee, Record, Depth + 1, Seen))
+        return Inner;
+  }
+  return nullptr;
+}
+
+} // namespace
+
+const CXXRecordDecl *OwningFactories::builtRecord(const Expr *Call) {
+  const auto *CE = dyn_cast_or_null<CallExpr>(Call);
+  const FunctionDecl *Callee = CE ? CE->getDirectCallee() : nullptr;
+  if (!isOwningFactory(Callee))
+    return nullptr;
+  const TemplateArgumentList *Args = Callee->getTemplateSpecializationArgs();
+  if (!Args || Args->size() == 0 ||
+      Args->get(0).getKind() != TemplateArgument::Type)
+    return nullptr;
+  const CXXRecordDecl *Record = Args->get(0).getAsType()->getAsCXXRecordDecl();
+  if (!Record || !Record->hasDefinition())
+    return nullptr;
+  const SourceManager &SM = Callee->getASTContext().getSourceManager();
+  return SM.isInSystemHeader(Record->getLocation()) ? nullptr
+                                                    : Record->getDefinition();
+}
+
+const CXXConstructExpr *OwningFactories::construction(const Expr *Call) {
+  const CXXRecordDecl *Record = builtRecord(Call);
+  if (!Record)
+    return nullptr;
+  const FunctionDecl *Callee = cast<CallExpr>(Call)->getDirectCallee();
+  auto [It, Inserted] = Found.try_emplace(Callee, nullptr);
+  if (Inserted) {
+    llvm::SmallPtrSet<const FunctionDecl *, 16> Seen;
+    It->second = findConstruction(Callee, Record, 0, Seen);
+  }
+  return It->second;
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,324 @@
+//===--- ScopeGuards.cpp - metaguard-tidy ----------------------*- C++ -*-===//
+
+#include "utils/domain/ScopeGuards.h"
+#include "utils/analysis/ExprPlumbing.h"
+#include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/RecordBases.h"
+
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+
+namespace clang::tidy::metaguard {
+
+namespace {
+
+/// Whether RD, or a base, is listed in Names (a class template
+/// specialisation also by its template's name).
+bool recordMatches(const CXXRecordDecl *RD, const NameList &Names) {
+  return recordOrBase(RD, [&](const CXXRecordDecl *R) {
+    if (Names.matches(R))
+      return true;
+    const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(R);
+    return Spec && Names.matches(Spec->getSpecializedTemplate());
+  });
+}
+
+/// The construction of a guard variable's initialiser, if visible.
+const CXXConstructExpr *guardConstruction(const Expr *Init) {
+  ExprPlumbing UpToConstruction;
+  UpToConstruction.Copies = ExprPlumbing::CopyMoves::Keep;
+  return dyn_cast_or_null<CXXConstructExpr>(
+      ignoreExprPlumbing(Init, UpToConstruction));
+}
+
+/// Looks through labels and attributes around a statement in a block.
+const Stmt *unwrapLabels(const Stmt *S) {
+  while (S) {
+    if (const auto *Label = dyn_cast<LabelStmt>(S))
+      S = Label->getSubStmt();
+    else if (const auto *Attributed = dyn_cast<AttributedStmt>(S))
+      S = Attributed->getSubStmt();
+    else if (const auto *Case = dyn_cast<SwitchCase>(S))
+      S = Case->getSubStmt();
+    else
+      break;
+  }
+  return S;
+}
+
+/// The last guard declared by S (a declaration statement), if any.
+void guardsDeclaredBy(const Stmt *S, const ScopeGuardClassifier &Guards,
+                      std::optional<LiveGuard> &Last) {
+  const auto *DS = dyn_cast_or_null<DeclStmt>(unwrapLabels(S));
+  if (!DS)
+    return;
+  for (const Decl *D : DS->decls())
+    if (const auto *VD = dyn_cast<VarDecl>(D))
+      if (std::optional<DeviceKind> Kind = Guards.classify(VD))
+        Last = LiveGuard{VD, *Kind, Guards.isGuardHolder(VD), DS};
+}
+
+void guardFromVar(const VarDecl *VD, const Stmt *DeclaredBy,
+                  const ScopeGuardClassifier &Guards,
+                  std::optional<LiveGuard> &Last) {
+  if (VD)
+    if (std::optional<DeviceKind> Kind = Guards.classify(VD))
+      Last = LiveGuard{VD, *Kind, Guards.isGuardHolder(VD), DeclaredBy};
+}
+
+bool isStdTemplate(const ClassTemplateSpecializationDecl *Spec,
+                   llvm::StringRef Name) {
+  const ClassTemplateDecl *T = Spec->getSpecializedTemplate();
+  if (!T->getIdentifier() || T->getName() != Name)
+    return false;
+  const DeclContext *DC = T->getDeclContext();
+  while (DC && DC->isInlineNamespace())
+    DC = DC->getParent();
+  return DC && DC->isStdNamespace();
+}
+
+/// Whether E (an argument) is std::nullopt or nullptr: it leaves a holder
+/// empty.
+bool isEmptyValue(const Expr *E) {
+  if (!E)
+    return true;
+  QualType T = E->IgnoreParenImpCasts()->getType();
+  if (T->isNullPtrType())
+    return true;
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  return RD && RD->getIdentifier() && RD->getName() == "nullopt_t";
+}
+
+/// Whether the holder's initialiser engages it.
+bool engagedByInit(const VarDecl *VD) {
+  const Expr *Init = VD->getInit();
+  if (!Init)
+    return false;
+  ExprPlumbing UpToConstruction;
+  UpToConstruction.Copies = ExprPlumbing::CopyMoves::Keep;
+  const Expr *E = ignoreExprPlumbing(Init, UpToConstruction);
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E)) {
+    if (Construct->getNumArgs() == 0 ||
+        isa<CXXDefaultArgExpr>(Construct->getArg(0)))
+      return false;
+    return !isEmptyValue(Construct->getArg(0));
+  }
+  return !isEmptyValue(E); // std::make_unique<G>(), a guard value.
+}
+
+bool refersTo(const Expr *E, const VarDecl *VD) {
+  const auto *Ref =
+      dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  return Ref && Ref->getDecl() == VD;
+}
+
+} // namespace
+
+std::optional<DeviceKind>
+ScopeGuardClassifier::classify(const VarDecl *VD) const {
+  if (!VD || isa<ParmVarDecl>(VD) || !VD->hasLocalStorage())
+    return std::nullopt;
+  QualType T = VD->getType().getNonReferenceType();
+  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
+  if (!RD)
+    return std::nullopt;
+  if (VD->getType()->isReferenceType()) {
+    // Only a reference that extends a temporary's lifetime keeps a guard.
+    const Expr *Init = VD->getInit();
+    if (const auto *Full = dyn_cast_or_null<FullExpr>(Init))
+      Init = Full->getSubExpr();
+    if (!Init || !isa<MaterializeTemporaryExpr>(Init->IgnoreParens()))
+      return std::nullopt;
+  } else if (const CXXRecordDecl *Held = heldGuardClass(T)) {
+    // The device of a DeviceScope emplaced later is not followed.
+    std::optional<DeviceKind> Kind = classifyRecord(Held);
+    if (Kind && *Kind != DeviceKind::Meta)
+      return DeviceKind::Unknown;
+    return Kind;
+  }
+  if (std::optional<DeviceKind> Kind = classifyRecord(RD);
+      !Kind || *Kind == DeviceKind::Meta)
+    return Kind;
+  // A class derived from a DeviceScopeTypes class picks its own device.
+  if (!DeviceTypes.matches(RD))
+    return DeviceKind::Unknown;
+  const CXXConstructExpr *Construct = guardConstruction(VD->getInit());
+  if (!Construct || Construct->getNumArgs() == 0)
+    return DeviceKind::Unknown;
+  return classifyDeviceExpr(Construct->getArg(0));
+}
+
+std::optional<DeviceKind>
+ScopeGuardClassifier::classifyRecord(const CXXRecordDecl *RD) const {
+  if (recordMatches(RD, MetaTypes) || isMetaRaiiClass(RD))
+    return DeviceKind::Meta;
+  if (recordMatches(RD, DeviceTypes))
+    return DeviceKind::Unknown;
+  return std::nullopt;
+}
+
+const CXXRecordDecl *ScopeGuardClassifier::heldGuardClass(QualType T) const {
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  if (!Spec ||
+      !(isStdTemplate(Spec, "optional") || isStdTemplate(Spec, "unique_ptr")))
+    return nullptr;
+  const TemplateArgumentList &Args = Spec->getTemplateArgs();
+  if (Args.size() == 0 || Args[0].getKind() != TemplateArgument::Type)
+    return nullptr;
+  const CXXRecordDecl *Held = Args[0].getAsType()->getAsCXXRecordDecl();
+  return Held && classifyRecord(Held) ? Held : nullptr;
+}
+
+bool ScopeGuardClassifier::isGuardHolder(const VarDecl *VD) const {
+  return VD && !VD->getType()->isReferenceType() &&
+         heldGuardClass(VD->getType());
+}
+
+bool ScopeGuardClassifier::isGuardClass(const CXXRecordDecl *RD) const {
+  return recordMatches(RD, MetaTypes) || recordMatches(RD, DeviceTypes);
+}
+
+bool ScopeGuardClassifier::isMetaRaiiClass(const CXXRecordDecl *RD) const {
+  if (!RD || !RD->hasDefinition())
+    return false;
+  RD = RD->getDefinition();
+  auto [It, Inserted] = RaiiClasses.try_emplace(RD, false);
+  if (!Inserted)
+    return It->second; // Known, or being decided (a cycle holds no guard).
+  if (isGuardClass(RD))
+    return false; // The guard classes themselves are classified by name.
+  bool Holds = false;
+  for (const FieldDecl *Field : RD->fields()) {
+    QualType T = Field->getType();
+    if (T->isReferenceType() || T->isPointerType())
+      continue; // Refers to a guard someone else holds.
+    const CXXRecordDecl *FieldClass = T->getAsCXXRecordDecl();
+    if (FieldClass &&
+        (recordMatches(FieldClass, MetaTypes) || isMetaRaiiClass(FieldClass))) {
+      Holds = true;
+      break;
+    }
+  }
+  if (!Holds)
+    for (const CXXBaseSpecifier &Base : RD->bases())
+      if (isMetaRaiiClass(Base.getType()->getAsCXXRecordDecl())) {
+        Holds = true;
+        break;
+      }
+  RaiiClasses[RD] = Holds;
+  return Holds;
+}
+
+bool ScopeGuardClassifier::isMetaGuardParameter(const ParmVarDecl *P) const {
+  QualType T = P->getType();
+  if (!T->isReferenceType() && !T->isPointerType())
+    return false; // A by-value guard would be a scope of its own: not copyable.
+  const CXXRecordDecl *RD = T->getPointeeType()->getAsCXXRecordDecl();
+  if (!RD)
+    return false;
+  std::optional<DeviceKind> Kind = classifyRecord(RD);
+  return Kind && *Kind == DeviceKind::Meta;
+}
+
+bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
+                          const FunctionDecl *F, const CfgReachability &Cfg) {
+  llvm::SmallVector<const Stmt *, 4> Engage, Disengage;
+  if (engagedByInit(G.Var))
+    Engage.push_back(G.Var->getInit());
+  forEachEvaluatedStmt(F, [&](const Stmt *X) {
+    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(X)) {
+      const CXXMethodDecl *Method = Call->getMethodDecl();
+      if (!Method || !Method->getIdentifier() ||
+          !refersTo(Call->getImplicitObjectArgument(), G.Var))
+        return;
+      llvm::StringRef Name = Method->getName();
+      if (Name == "emplace")
+        Engage.push_back(Call);
+      else if (Name == "reset")
+        (Call->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Call->getArg(0)) &&
+                 !isEmptyValue(Call->getArg(0))
+             ? Engage
+             : Disengage)
+            .push_back(Call);
+      return;
+    }
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(X))
+      if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
+          refersTo(Op->getArg(0), G.Var))
+        (isEmptyValue(Op->getArg(1)) ? Disengage : Engage).push_back(Op);
+  });
+  if (Engage.empty())
+    return false;
+  std::optional<CfgReachability::Reach> Reach =
+      Cfg.findReachingGen(S, Engage, Disengage);
+  return Reach && Reach->Gen;
+}
+
+const LiveGuardFinder::BlockGuards &
+LiveGuardFinder::blockGuards(const CompoundStmt *Block) {
+  std::unique_ptr<BlockGuards> &Slot = Blocks[Block];
+  if (Slot)
+    return *Slot;
+  Slot = std::make_unique<BlockGuards>();
+  std::optional<LiveGuard> Last;
+  unsigned Index = 0;
+  for (const Stmt *Item : Block->body()) {
+    Slot->IndexOf.try_emplace(Item, Index++);
+    Slot->Before.push_back(Last);
+    guardsDeclaredBy(Item, Guards, Last);
+  }
+  return *Slot;
+}
+
+std::optional<LiveGuard> LiveGuardFinder::innermost(const Stmt *S,
+                                                    const Stmt *Body) {
+  Parents.index(Body);
+  const Stmt *Child = S;
+  for (unsigned Steps = 0; Child && Steps < 4096; ++Steps) {
+    if (Child == Body)
+      return std::nullopt;
+    const Stmt *Parent = Parents.parent(Child);
+    // A lambda's body is a function of its own.
+    if (!Parent || isa<LambdaExpr>(Parent))
+      return std::nullopt;
+    std::optional<LiveGuard> Found;
+    if (const auto *Block = dyn_cast<CompoundStmt>(Parent)) {
+      const BlockGuards &BG = blockGuards(Block);
+      auto It = BG.IndexOf.find(Child);
+      if (It != BG.IndexOf.end())
+        Found = BG.Before[It->second];
+    } else if (const auto *If = dyn_cast<IfStmt>(Parent)) {
+      if (Child != If->getInit()) {
+        guardsDeclaredBy(If->getInit(), Guards, Found);
+        if (Child != If->getConditionVariableDeclStmt())
+          guardFromVar(If->getConditionVariable(),
+                       If->getConditionVariableDeclStmt(), Guards, Found);
+      }
+    } else if (const auto *Switch = dyn_cast<SwitchStmt>(Parent)) {
+      if (Child != Switch->getInit()) {
+        guardsDeclaredBy(Switch->getInit(), Guards, Found);
+        if (Child != Switch->getConditionVariableDeclStmt())
+          guardFromVar(Switch->getConditionVariable(),
+                       Switch->getConditionVariableDeclStmt(), Guards, Found);
+      }
+    } else if (const auto *For = dyn_cast<ForStmt>(Parent)) {
+      if (Child != For->getInit())
+        guardsDeclaredBy(For->getInit(), Guards, Found);
+    } else if (const auto *Range = dyn_cast<CXXForRangeStmt>(Parent)) {
+      if (Child != Range->getInit())
+        guardsDeclaredBy(Range->getInit(), Guards, Found);
+    } else if (const auto *While = dyn_cast<WhileStmt>(Parent)) {
+      if (Child == While->getBody())
+        guardFromVar(While->getConditionVariable(),
+                     While->getConditionVariableDeclStmt(), Guards, Found);
+    }
+    if (Found)
+      return Found;
+    Child = Parent;
+  }
+  return std::nullopt;
+}
+
+} // namespace clang::tidy::metaguard

@@ -1,0 +1,71 @@
+//===--- TensorWrites.h - metaguard-tidy -----------------------*- C++ -*-===//
+//
+// Which calls write into a tensor, or into a model's tensors, in place, and
+// which module a parameter expression belongs to. LibTorch names its
+// in-place tensor methods with a trailing underscore (`mul_`, `zero_`,
+// `index_put_`), and so are the initialisers of torch::nn::init that fill
+// their argument (`normal_`, `zeros_`); `torch::load(model, ...)` and a
+// module's `load` / `load_state_dict` write every parameter of the model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef METAGUARD_CHECKS_UTILS_TENSORWRITES_H
+#define METAGUARD_CHECKS_UTILS_TENSORWRITES_H
+
+#include "utils/domain/ModuleExprs.h"
+#include "utils/analysis/NameList.h"
+#include "utils/analysis/StmtParents.h"
+
+#include "clang/AST/ExprCXX.h"
+
+#include <optional>
+
+namespace clang::tidy::metaguard {
+
+/// Tensor methods that change a tensor: `set_data;copy_;data` (data()
+/// without arguments gives write access to the storage).
+constexpr llvm::StringLiteral DefaultParameterMutators = "set_data;copy_;data";
+/// In-place methods that change no value a hook restores: autograd flags,
+/// names, shared memory.
+constexpr llvm::StringLiteral DefaultIgnoredInPlaceMethods =
+    "requires_grad_;share_memory_;rename_;detach_";
+
+/// Recognises the calls that write tensors, as configured by the
+/// ParameterMutators and IgnoredInPlaceMethods options.
+class TensorWrites {
+public:
+  TensorWrites(llvm::StringRef MutatorsOption, llvm::StringRef IgnoredOption)
+      : Mutators(MutatorsOption), Ignored(IgnoredOption) {}
+
+  /// Whether Call writes into its object: an in-place tensor method (a
+  /// method of a tensor class whose name ends in `_`, not ignored), or a
+  /// ParameterMutators method called with arguments or as a statement of
+  /// its own (Parents locates the statement).
+  bool writesObject(const CXXMemberCallExpr *Call,
+                    const StmtParents &Parents) const;
+  /// The tensor argument a free function writes in place: the first
+  /// argument of the torch::nn::init initialisers whose names end in `_`.
+  const Expr *writtenArgument(const CallExpr *Call) const;
+  /// The model whose parameters Call overwrites from a checkpoint:
+  /// `torch::load(model, path)`, `model->load(archive)`,
+  /// `model->load_state_dict(dict)`. nullptr otherwise.
+  static const Expr *loadedModel(const CallExpr *Call);
+
+  /// The module that owns the parameter E denotes, if E is reached from a
+  /// module through named_parameters() (also its values()), parameters(), a
+  /// tensor member, the result of an in-place method or of a mutator without
+  /// arguments (data()), or a local variable initialised from one of those.
+  std::optional<ModuleRef> parameterOwner(const Expr *E) const;
+
+  const NameList &mutators() const { return Mutators; }
+
+private:
+  bool isInPlaceMethod(const CXXMethodDecl *Method) const;
+
+  NameList Mutators;
+  NameList Ignored;
+};
+
+} // namespace clang::tidy::metaguard
+
+#endif // METAGUARD_CHECKS_UTILS_TENSORWRITES_H
