@@ -1,9 +1,9 @@
 //===--- FromPretrainedInMetaScopeCheck.cpp - metaguard-tidy ---*- C++ -*-===//
 
 #include "FromPretrainedInMetaScopeCheck.h"
+#include "utils/analysis/FunctionBodies.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/DeviceFacts.h"
-#include "utils/analysis/FunctionBodies.h"
 #include "utils/domain/LoadFacts.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"

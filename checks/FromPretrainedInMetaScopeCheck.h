@@ -12,8 +12,8 @@
 
 #include "MetaScopeLoadFinder.h"
 #include "MetaScopeLoadReporter.h"
-#include "utils/domain/AmbientDevice.h"
 #include "utils/ClangCompat.h"
+#include "utils/domain/AmbientDevice.h"
 #include "utils/domain/ReturnedOptions.h"
 #include "utils/summaries/WholeProgram.h"
 

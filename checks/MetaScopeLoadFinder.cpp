@@ -1,11 +1,11 @@
 //===--- MetaScopeLoadFinder.cpp - metaguard-tidy --------------*- C++ -*-===//
 
 #include "MetaScopeLoadFinder.h"
-#include "utils/domain/ExplicitOptions.h"
 #include "utils/analysis/FunctionBodies.h"
-#include "utils/domain/LoadFacts.h"
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/RecordBases.h"
+#include "utils/domain/ExplicitOptions.h"
+#include "utils/domain/LoadFacts.h"
 #include "utils/domain/ReturnedOptions.h"
 
 #include "clang/AST/DeclTemplate.h"

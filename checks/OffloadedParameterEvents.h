@@ -12,9 +12,9 @@
 #define METAGUARD_CHECKS_OFFLOADEDPARAMETEREVENTS_H
 
 #include "utils/analysis/CfgReachability.h"
-#include "utils/summaries/FunctionSummaries.h"
 #include "utils/domain/ModelFacts.h"
 #include "utils/domain/ModuleExprs.h"
+#include "utils/summaries/FunctionSummaries.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Stmt.h"

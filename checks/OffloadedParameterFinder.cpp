@@ -2,9 +2,9 @@
 
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
+#include "utils/analysis/FunctionBodies.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/ExplicitOptions.h"
-#include "utils/analysis/FunctionBodies.h"
 #include "utils/domain/MemberModels.h"
 #include "utils/domain/ModelProducers.h"
 #include "utils/domain/OptimizerParameters.h"

@@ -19,13 +19,13 @@
 
 #include "OffloadedParameterEvents.h"
 #include "utils/analysis/CfgReachability.h"
-#include "utils/summaries/FunctionSummaries.h"
-#include "utils/domain/LoaderCalls.h"
 #include "utils/analysis/NameList.h"
+#include "utils/analysis/StmtParents.h"
+#include "utils/domain/LoaderCalls.h"
 #include "utils/domain/OffloadGuards.h"
 #include "utils/domain/ReturnedOptions.h"
-#include "utils/analysis/StmtParents.h"
 #include "utils/domain/TensorWrites.h"
+#include "utils/summaries/FunctionSummaries.h"
 #include "utils/summaries/WholeProgram.h"
 
 #include "clang/AST/ExprCXX.h"

@@ -1,10 +1,10 @@
 //===--- AmbientDevice.cpp - metaguard-tidy --------------------*- C++ -*-===//
 
 #include "utils/domain/AmbientDevice.h"
-#include "utils/domain/DeviceExpr.h"
-#include "utils/domain/DeviceFacts.h"
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/NameList.h"
+#include "utils/domain/DeviceExpr.h"
+#include "utils/domain/DeviceFacts.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"

@@ -16,12 +16,12 @@
 #define METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H
 
 #include "utils/analysis/CfgReachability.h"
-#include "utils/summaries/FunctionSummaries.h"
-#include "utils/domain/LoaderCalls.h"
 #include "utils/analysis/NameList.h"
+#include "utils/analysis/StmtParents.h"
+#include "utils/domain/LoaderCalls.h"
 #include "utils/domain/OwningFactories.h"
 #include "utils/domain/ScopeGuards.h"
-#include "utils/analysis/StmtParents.h"
+#include "utils/summaries/FunctionSummaries.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"

@@ -1,8 +1,8 @@
 //===--- ModelProducers.cpp - metaguard-tidy -------------------*- C++ -*-===//
 
 #include "utils/domain/ModelProducers.h"
-#include "utils/domain/ModuleExprs.h"
 #include "utils/analysis/NameList.h"
+#include "utils/domain/ModuleExprs.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"

@@ -10,8 +10,8 @@
 #ifndef METAGUARD_CHECKS_UTILS_OFFLOADGUARDS_H
 #define METAGUARD_CHECKS_UTILS_OFFLOADGUARDS_H
 
-#include "utils/domain/ModuleExprs.h"
 #include "utils/analysis/StmtParents.h"
+#include "utils/domain/ModuleExprs.h"
 
 #include "clang/AST/Stmt.h"
 #include "llvm/ADT/DenseMap.h"

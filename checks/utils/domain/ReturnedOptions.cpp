@@ -1,10 +1,10 @@
 //===--- ReturnedOptions.cpp - metaguard-tidy ------------------*- C++ -*-===//
 
 #include "utils/domain/ReturnedOptions.h"
-#include "utils/domain/DeviceExpr.h"
-#include "utils/domain/ExplicitOptions.h"
 #include "utils/analysis/ExprPlumbing.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/domain/DeviceExpr.h"
+#include "utils/domain/ExplicitOptions.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"

@@ -10,8 +10,8 @@
 #define METAGUARD_CHECKS_UTILS_RETURNEDOPTIONS_H
 
 #include "utils/analysis/CfgReachability.h"
-#include "utils/summaries/FunctionSummaries.h"
 #include "utils/domain/OptionsFacts.h"
+#include "utils/summaries/FunctionSummaries.h"
 
 #include "clang/AST/Expr.h"
 

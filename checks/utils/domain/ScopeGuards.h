@@ -9,9 +9,9 @@
 #define METAGUARD_CHECKS_UTILS_SCOPEGUARDS_H
 
 #include "utils/analysis/CfgReachability.h"
-#include "utils/domain/DeviceExpr.h"
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/StmtParents.h"
+#include "utils/domain/DeviceExpr.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/DeclCXX.h"

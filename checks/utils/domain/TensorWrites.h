@@ -12,9 +12,9 @@
 #ifndef METAGUARD_CHECKS_UTILS_TENSORWRITES_H
 #define METAGUARD_CHECKS_UTILS_TENSORWRITES_H
 
-#include "utils/domain/ModuleExprs.h"
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/StmtParents.h"
+#include "utils/domain/ModuleExprs.h"
 
 #include "clang/AST/ExprCXX.h"
 

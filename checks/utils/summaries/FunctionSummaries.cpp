@@ -2,8 +2,8 @@
 
 #include "utils/summaries/FunctionSummaries.h"
 #include "utils/analysis/FunctionBodies.h"
-#include "utils/domain/LoaderCalls.h"
 #include "utils/analysis/NameList.h"
+#include "utils/domain/LoaderCalls.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
