@@ -79,6 +79,10 @@ bool isModuleClass(const CXXRecordDecl *RD);
 /// derived from torch::nn::ModuleHolder<...>).
 bool isModuleOrHolderType(QualType T);
 
+/// Whether T (references and cv-qualifiers ignored) is a model: a module, a
+/// holder, or a std::shared_ptr / std::unique_ptr to one.
+bool isModelValueType(QualType T);
+
 /// Whether T (references and cv-qualifiers ignored) is a standard container
 /// (std::vector, std::map, std::array, ...) of models or of smart pointers
 /// to models. Its elements are not told apart: an element stands for the
