@@ -27,8 +27,9 @@ bool Events::buildsEmpty() const {
 llvm::SmallVector<const Stmt *, 8> Events::killsOf(const ModuleRef &Part,
                                                    const Gen *G) const {
   llvm::SmallVector<const Stmt *, 8> Result;
+  // The statement that builds G replaces what was there before G.
   for (const Kill &K : Kills)
-    if (refCovers(K.Ref, Part, /*AncestorsToo=*/false))
+    if ((!G || K.S != G->S) && refCovers(K.Ref, Part, /*AncestorsToo=*/false))
       Result.push_back(K.S);
   // Another model built into the variable replaces this one.
   for (const Gen &Other : Gens)
@@ -100,7 +101,12 @@ bool Events::givesWeights(const ModuleRef &Ref, bool NewValues,
     return false;
   // A path that throws or never returns gives the caller nothing to use.
   Weights.append(Exits.begin(), Exits.end());
-  return !Cfg.findReachingGenAtExit({}, Weights, /*EntryIsGen=*/true, {},
+  // A model built into it afterwards has no weights either.
+  llvm::SmallVector<const Stmt *, 4> Built;
+  for (const Gen &G : Gens)
+    if (refCovers(Ref, G.Ref, /*AncestorsToo=*/true))
+      Built.push_back(G.S);
+  return !Cfg.findReachingGenAtExit(Built, Weights, /*EntryIsGen=*/true, {},
                                     Handlers);
 }
 

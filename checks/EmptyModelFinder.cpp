@@ -296,12 +296,14 @@ private:
         continue;
       Building B;
       B.At = Call;
-      B.Through = displayName(Fn);
-      if (Facts->Returns == BuiltModel::Empty)
+      if (Facts->Returns == BuiltModel::Empty) {
+        B.Through = displayName(Fn);
         B.Inner = Facts->ReturnsOrigin;
-      else
+      } else {
+        // Built by the callable the scope function runs on meta: here.
         B.Ambient = AmbientDevice::Origin{
             AmbientDevice::Source::ScopeFunction, nullptr, Call, {}, {}};
+      }
       return B;
     }
     return std::nullopt;
@@ -309,15 +311,14 @@ private:
 
   /// Target gets the value Value (at S): a model built here, members left
   /// built by the constructor it runs, or any other new value.
-  void assign(const Stmt *S, const ModuleRef &Target, const Expr *Value) {
+  void assign(const Expr *S, const ModuleRef &Target, const Expr *Value) {
     if (std::optional<Building> B = built(Value)) {
       Ev.Gens.push_back(Gen{S, Target, std::move(*B)});
       return;
     }
     Ev.Kills.push_back(Kill{S, Target, /*NewValue=*/true});
     if (const CXXConstructExpr *Construct = objectConstruction(Value))
-      applyMembers(Construct, Construct->getConstructor(), Target,
-                   /*Uses=*/false);
+      applyMembers(S, Construct->getConstructor(), Target, /*Uses=*/false);
   }
 
   /// The construction of an object of the user's that is not a module
