@@ -220,6 +220,11 @@ bool isTensorType(QualType T) {
       RD, [](const CXXRecordDecl *R) { return isNamed(R, "Tensor"); });
 }
 
+bool isTensorClass(const CXXRecordDecl *RD) {
+  return RD &&
+         (isNamed(RD, "TensorBase") || isTensorType(compat::recordType(RD)));
+}
+
 bool isDeviceType(QualType T) {
   if (T.isNull())
     return false;

@@ -94,6 +94,11 @@ bool isModelContainerType(QualType T);
 /// (torch::autograd::Variable, Parameter types).
 bool isTensorType(QualType T);
 
+/// Whether RD is a tensor class: at::Tensor (and what derives from it) or
+/// at::TensorBase, which declares some of the tensor methods itself
+/// (`data_ptr`, in-place ones).
+bool isTensorClass(const CXXRecordDecl *RD);
+
 /// Whether T (references and cv-qualifiers ignored) is a device:
 /// c10::Device / torch::Device, or the DeviceType enumeration.
 bool isDeviceType(QualType T);

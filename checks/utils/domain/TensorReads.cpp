@@ -1,7 +1,6 @@
 //===--- TensorReads.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "utils/domain/TensorReads.h"
-#include "utils/ClangCompat.h"
 #include "utils/analysis/NameList.h"
 #include "utils/domain/ModelCalls.h"
 #include "utils/domain/ModuleExprs.h"
@@ -23,7 +22,7 @@ constexpr unsigned MaxOperations = 16;
 
 bool isTensorMethod(const CXXMethodDecl *Method) {
   return Method && Method->getIdentifier() &&
-         isTensorType(compat::recordType(Method->getParent()));
+         isTensorClass(Method->getParent());
 }
 
 } // namespace
