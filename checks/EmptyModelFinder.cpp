@@ -803,7 +803,7 @@ EmptyModelFinder::loadFirst(const Use &U, const Gen &G, const FunctionDecl *F,
     Config = Call->getNumArgs() == 1 ? Call->getArg(0) : nullptr;
   if (!Config)
     return std::nullopt;
-  Config = Config->IgnoreParenImpCasts();
+  Config = ignoreObjectPlumbing(Config);
   if (const auto *Ref = dyn_cast<DeclRefExpr>(Config))
     if (const auto *ConfigVar = dyn_cast<VarDecl>(Ref->getDecl());
         ConfigVar && ConfigVar->hasLocalStorage() && ConfigVar->getInit())
