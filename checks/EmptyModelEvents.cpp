@@ -80,8 +80,8 @@ const Gen *Events::reachingGen(const Stmt *S, const ModuleRef &Ref,
   for (const Kill &K : Kills)
     if (refCovers(K.Ref, Ref, /*AncestorsToo=*/false))
       Weights.push_back(K.S);
-  std::optional<CfgReachability::Reach> Reach = Cfg.findReachingGen(
-      S, From, Weights, /*EntryIsGen=*/false, {}, Handlers);
+  std::optional<CfgReachability::Reach> Reach =
+      Cfg.findReachingGen(S, From, Weights, /*EntryIsGen=*/false, {}, Handlers);
   if (!Reach || !Reach->Gen)
     return nullptr;
   for (const Gen &G : Gens)

@@ -20,6 +20,7 @@
 #include "utils/domain/AmbientDevice.h"
 #include "utils/domain/EmptyModelFacts.h"
 #include "utils/domain/ModuleExprs.h"
+#include "utils/domain/TensorWrites.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -126,9 +127,9 @@ struct Events {
                     const CfgReachability &Cfg) const;
   /// The first use (in source order) of a model Concerns accepts that runs,
   /// on some path, before anything gives that model weights.
-  const Use *useBeforeWeights(llvm::function_ref<bool(const ModuleRef &)>
-                                  Concerns,
-                              const CfgReachability &Cfg) const;
+  const Use *
+  useBeforeWeights(llvm::function_ref<bool(const ModuleRef &)> Concerns,
+                   const CfgReachability &Cfg) const;
 
 private:
   /// The kills that give Part weights or replace it, and the other gens
@@ -136,6 +137,19 @@ private:
   llvm::SmallVector<const Stmt *, 8> killsOf(const ModuleRef &Part,
                                              const Gen *G) const;
 };
+
+/// What decides the events, from the check's options.
+struct EventKinds {
+  AmbientDevice &Ambient;
+  const NameList &WeightGivers;
+  const NameList &NeedsWeights;
+  const TensorWrites &Writes;
+};
+
+/// The events of F (EmptyModelCollector.cpp): Here says where the meta
+/// device is ambient in F, Table has the summaries of what F calls.
+Events collectEvents(const FunctionDecl *F, AmbientDevice::InFunction &Here,
+                     SummaryTable &Table, const EventKinds &Kinds);
 
 } // namespace clang::tidy::metaguard::emptymodel
 

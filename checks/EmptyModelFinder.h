@@ -66,12 +66,11 @@ public:
   void clear();
 
 private:
-  class Collector;
   class Facet;
 
-  emptymodel::Events collectEvents(const FunctionDecl *F,
-                                   AmbientDevice::InFunction &Here,
-                                   SummaryTable &Table);
+  emptymodel::EventKinds kinds() {
+    return {Ambient, WeightGivers, NeedsWeights, Writes};
+  }
   /// The rewrite that loads the model of U before U, when it is certain
   /// (see EmptyModelReporter::LoadFirst).
   std::optional<EmptyModelReporter::LoadFirst>

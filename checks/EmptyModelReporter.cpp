@@ -138,8 +138,7 @@ void EmptyModelReporter::noteInnerOrigin(const BuiltOrigin &O,
                       O.ScopeName);
 }
 
-void EmptyModelReporter::noteLoadFirst(const LoadFirst &Fix,
-                                       SourceLocation Loc,
+void EmptyModelReporter::noteLoadFirst(const LoadFirst &Fix, SourceLocation Loc,
                                        const ASTContext &Context) {
   const SourceManager &SM = Context.getSourceManager();
   const LangOptions &LO = Context.getLangOpts();
@@ -156,8 +155,7 @@ void EmptyModelReporter::noteLoadFirst(const LoadFirst &Fix,
   LineStart = LineStart == llvm::StringRef::npos || Where.second == 0
                   ? 0
                   : LineStart + 1;
-  llvm::StringRef Indent =
-      Buffer.slice(LineStart, Where.second);
+  llvm::StringRef Indent = Buffer.slice(LineStart, Where.second);
   if (Indent.find_first_not_of(" \t") != llvm::StringRef::npos)
     return;
   llvm::StringRef Dir = Lexer::getSourceText(
@@ -165,10 +163,10 @@ void EmptyModelReporter::noteLoadFirst(const LoadFirst &Fix,
   if (Dir.empty())
     return;
   Check.diag(Loc, "load its weights before using it", DiagnosticIDs::Note)
-      << FixItHint::CreateInsertion(
-             Before, (llvm::Twine(Fix.Qualifier) + "load_weights(" +
-                      Fix.Model + ", " + Dir + ");\n" + Indent)
-                         .str());
+      << FixItHint::CreateInsertion(Before, (llvm::Twine(Fix.Qualifier) +
+                                             "load_weights(" + Fix.Model +
+                                             ", " + Dir + ");\n" + Indent)
+                                                .str());
 }
 
 } // namespace clang::tidy::metaguard

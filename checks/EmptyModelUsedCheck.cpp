@@ -72,11 +72,10 @@ EmptyModelUsedCheck::EmptyModelUsedCheck(llvm::StringRef Name,
       Ambient(Values.LoaderFunctions, Values.MetaScopeTypes,
               Values.DeviceScopeTypes, Values.MetaScopeFunctions,
               Values.DefaultDeviceSetters),
-      Reporter(*this),
-      Finder(Ambient, Values, Reporter,
-             [this](ASTContext &Context) -> SummaryTable & {
-               return summaries(Context);
-             }),
+      Reporter(*this), Finder(Ambient, Values, Reporter,
+                              [this](ASTContext &Context) -> SummaryTable & {
+                                return summaries(Context);
+                              }),
       Facts(Name, Options) {}
 
 void EmptyModelUsedCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
@@ -96,17 +95,16 @@ void EmptyModelUsedCheck::registerMatchers(MatchFinder *Matches) {
                                    mayGiveModel())))
           .bind("model-call"),
       this);
-  Matches->addMatcher(
-      cxxConstructExpr(unless(isExpansionInSystemHeader()),
-                       hasDeclaration(cxxConstructorDecl(
-                           unless(isExpansionInSystemHeader()),
-                           mayGiveModel())))
-          .bind("model-call"),
-      this);
+  Matches->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
+                                       hasDeclaration(cxxConstructorDecl(
+                                           unless(isExpansionInSystemHeader()),
+                                           mayGiveModel())))
+                          .bind("model-call"),
+                      this);
   Matches->addMatcher(
       callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(hasAnyName("::std::make_unique",
-                                              "::std::make_shared"))))
+               callee(functionDecl(
+                   hasAnyName("::std::make_unique", "::std::make_shared"))))
           .bind("model-call"),
       this);
 }

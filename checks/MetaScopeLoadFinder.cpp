@@ -40,8 +40,7 @@ bool isHolderConstructor(const FunctionDecl *FD) {
 /// Calls that are plumbing between user functions and do not count towards
 /// CallDepth.
 bool isFreeHop(const FunctionDecl *FD) {
-  return isLibraryFunction(FD) || isHolderConstructor(FD) ||
-         FD->isImplicit();
+  return isLibraryFunction(FD) || isHolderConstructor(FD) || FD->isImplicit();
 }
 
 } // namespace
@@ -117,9 +116,8 @@ public:
         ToDefault = Cfg && Cfg->reachableFromEntry(Call, Setters);
       }
       const unsigned Depth =
-          LoaderName
-              ? 0
-              : S->LoadsDepth + (Callee && isFreeHop(Callee) ? 0 : 1);
+          LoaderName ? 0
+                     : S->LoadsDepth + (Callee && isFreeHop(Callee) ? 0 : 1);
       // Keep one load for the notes: one the caller's default device
       // reaches if any, then the shallowest.
       const bool Better =
@@ -179,8 +177,7 @@ MetaScopeLoadFinder::exposedLoad(const FunctionDecl *Callee, Exposure Kind,
   if (CallDepth == 0 || !Ambient.canEnter(Callee))
     return std::nullopt;
   return exposedLoad(Summaries(Context).lookup<LoadFacts>(Callee),
-                     isFreeHop(Callee), Kind,
-                     Context);
+                     isFreeHop(Callee), Kind, Context);
 }
 
 std::optional<InnerLoad>

@@ -57,15 +57,16 @@ void CfgReachability::indexTryBlocks() {
         Child = Parent;
       }
     }
-    for (const CFGBlock *Dispatch : llvm::make_range(
-             Graph->try_blocks_begin(), Graph->try_blocks_end()))
+    for (const CFGBlock *Dispatch :
+         llvm::make_range(Graph->try_blocks_begin(), Graph->try_blocks_end()))
       if (Tries.count(
               dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt())))
         TryBodies[Dispatch->getBlockID()].push_back(Block->getBlockID());
   }
 }
 
-bool CfgReachability::insideTryBlock(const Stmt *S, const CXXTryStmt *Try) const {
+bool CfgReachability::insideTryBlock(const Stmt *S,
+                                     const CXXTryStmt *Try) const {
   const Stmt *Block = Try->getTryBlock();
   for (unsigned Steps = 0; S && Steps < 256; ++Steps) {
     if (S == Block)
@@ -254,10 +255,11 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
       return;
     for (const CFGBlock::AdjacentBlock &Pred : Block->preds()) {
       const CFGBlock *Dispatch = Pred.getReachableBlock();
-      const auto *Try = Dispatch ? dyn_cast_or_null<CXXTryStmt>(
-                                       Dispatch->getTerminatorStmt())
-                                 : nullptr;
-      auto Body = Try ? TryBodies.find(Dispatch->getBlockID()) : TryBodies.end();
+      const auto *Try =
+          Dispatch ? dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt())
+                   : nullptr;
+      auto Body =
+          Try ? TryBodies.find(Dispatch->getBlockID()) : TryBodies.end();
       if (Body == TryBodies.end())
         continue;
       for (unsigned Id : Body->second)

@@ -74,11 +74,12 @@ public:
   /// full-expression for a temporary). A construction whose object is not
   /// destroyed in this function (a return value, a heap object, a member
   /// being initialised) kills nothing.
-  std::optional<Reach>
-  findReachingGen(const Stmt *Target, llvm::ArrayRef<const Stmt *> Gens,
-                  llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen = false,
-                  llvm::ArrayRef<const Expr *> Ended = {},
-                  Paths Through = Paths::Normal) const;
+  std::optional<Reach> findReachingGen(const Stmt *Target,
+                                       llvm::ArrayRef<const Stmt *> Gens,
+                                       llvm::ArrayRef<const Stmt *> Kills,
+                                       bool EntryIsGen = false,
+                                       llvm::ArrayRef<const Expr *> Ended = {},
+                                       Paths Through = Paths::Normal) const;
 
   /// Like findReachingGen, with the function's exit as the target: how the
   /// function can return (or end) with a gen that no kill followed. With
@@ -119,12 +120,10 @@ private:
   std::optional<Position> position(const Stmt *S) const;
   /// The CFG elements that destroy the object Construct builds.
   llvm::ArrayRef<Position> destructions(const Expr *Construct) const;
-  std::optional<Reach> search(Position Target,
-                              llvm::ArrayRef<const Stmt *> Gens,
-                              llvm::ArrayRef<const Stmt *> Kills,
-                              bool EntryIsGen,
-                              llvm::ArrayRef<const Expr *> Ended,
-                              Paths Through) const;
+  std::optional<Reach>
+  search(Position Target, llvm::ArrayRef<const Stmt *> Gens,
+         llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
+         llvm::ArrayRef<const Expr *> Ended, Paths Through) const;
   /// Indexes the try blocks (only for CFGs that have some).
   void indexTryBlocks();
   /// Whether S is inside the try block (not a handler) of Try.

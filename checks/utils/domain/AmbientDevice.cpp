@@ -98,11 +98,10 @@ void AmbientDevice::registerSourceMatchers(
                               callee(functionDecl(nameInList(&Setters))))
                          .bind(SetterNode),
                      Callback);
-  Finder->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(nameInList(&ScopeFunctions))))
-          .bind(ScopeCallNode),
-      Callback);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(nameInList(&ScopeFunctions))))
+                         .bind(ScopeCallNode),
+                     Callback);
 }
 
 llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(

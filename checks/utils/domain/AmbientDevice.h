@@ -149,8 +149,9 @@ public:
   /// constructor of the user's (which may leave it meta), a scope function's
   /// call. Code in system headers is left out: LibTorch's and the standard
   /// library's own code is never where the mistake is written.
-  void registerSourceMatchers(ast_matchers::MatchFinder *Finder,
-                              ast_matchers::MatchFinder::MatchCallback *Callback);
+  void
+  registerSourceMatchers(ast_matchers::MatchFinder *Finder,
+                         ast_matchers::MatchFinder::MatchCallback *Callback);
   /// For a match of those matchers: the functions in which the meta device
   /// is then ambient somewhere (the lambdas a scope function runs, then the
   /// function around the match), each once per match; empty when the match

@@ -14,8 +14,8 @@ namespace {
 
 /// Tensor methods that read values or storage.
 constexpr llvm::StringLiteral DataReadingMethods[] = {
-    "item",     "data_ptr", "const_data_ptr", "mutable_data_ptr",
-    "accessor", "cpu",      "cuda"};
+    "item", "data_ptr", "const_data_ptr", "mutable_data_ptr", "accessor",
+    "cpu",  "cuda"};
 
 /// How many out-of-place operations computedFrom looks through.
 constexpr unsigned MaxOperations = 16;
@@ -35,8 +35,7 @@ std::optional<TensorRead> tensorRead(const Expr *Call) {
     llvm::StringRef Name = Method->getName();
     if (llvm::is_contained(DataReadingMethods, Name) ||
         (Name == "to" && passesDevice(Member)))
-      return TensorRead{Member->getImplicitObjectArgument(), Name.str(),
-                        false};
+      return TensorRead{Member->getImplicitObjectArgument(), Name.str(), false};
     if (Name == "copy_" && Member->getNumArgs() > 0)
       return TensorRead{Member->getArg(0), Name.str(), false};
     return std::nullopt;
@@ -51,8 +50,7 @@ std::optional<TensorRead> tensorRead(const Expr *Call) {
 
 const Expr *computedFrom(const Expr *E) {
   for (unsigned Steps = 0; E && Steps < MaxOperations; ++Steps) {
-    const auto *Member =
-        dyn_cast<CXXMemberCallExpr>(ignoreObjectPlumbing(E));
+    const auto *Member = dyn_cast<CXXMemberCallExpr>(ignoreObjectPlumbing(E));
     if (!Member || !isTensorMethod(Member->getMethodDecl()) ||
         !isTensorType(Member->getType()))
       return E;
