@@ -79,6 +79,10 @@ bool isModuleClass(const CXXRecordDecl *RD);
 /// derived from torch::nn::ModuleHolder<...>).
 bool isModuleOrHolderType(QualType T);
 
+/// Whether T (references and cv-qualifiers ignored) is a model: a module, a
+/// holder, or a std::shared_ptr / std::unique_ptr to one.
+bool isModelValueType(QualType T);
+
 /// Whether T (references and cv-qualifiers ignored) is a standard container
 /// (std::vector, std::map, std::array, ...) of models or of smart pointers
 /// to models. Its elements are not told apart: an element stands for the
@@ -89,6 +93,11 @@ bool isModelContainerType(QualType T);
 /// named Tensor (at::Tensor / torch::Tensor) or derived from one
 /// (torch::autograd::Variable, Parameter types).
 bool isTensorType(QualType T);
+
+/// Whether RD is a tensor class: at::Tensor (and what derives from it) or
+/// at::TensorBase, which declares some of the tensor methods itself
+/// (`data_ptr`, in-place ones).
+bool isTensorClass(const CXXRecordDecl *RD);
 
 /// Whether T (references and cv-qualifiers ignored) is a device:
 /// c10::Device / torch::Device, or the DeviceType enumeration.
