@@ -143,6 +143,24 @@ void helpersTakingTensors(Net m, const DeviceMap &map) {
   halve(copy); // A copy.
 }
 
+// An optimizer built from a parameter list the function is given.
+void trainOn(std::vector<torch::Tensor> params) {
+  torch::optim::Adam opt(params);
+  opt.step();
+}
+
+void optimizerInAHelper(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  trainOn(m->parameters());
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'trainOn' changes a parameter of dispatched model 'm' in place (with 'step')
+  // CHECK-NOTES: :[[@LINE-7]]:3: note: its parameter is changed here with 'step', in 'trainOn'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  std::vector<torch::Tensor> copies;
+  for (auto &p : m->parameters())
+    copies.push_back(p.clone());
+  trainOn(copies);
+}
+
 // ---- Threads ------------------------------------------------------------------
 
 void threadMoves(Net m, const DeviceMap &map) {
@@ -322,6 +340,22 @@ void templateNeedsHooksRemovedBefore(Net m, const DeviceMap &map) {
   // CHECK-NOTES: :[[@LINE-30]]:3: note: its hooks are needed here by 'metaguard::save_pretrained', in 'exportModel'
   // CHECK-NOTES: :[[@LINE-4]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
   // CHECK-NOTES: :[[@LINE-6]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
+struct Predictor {
+  torch::Tensor run(Net &model, torch::Tensor x) { return model->forward(x); }
+};
+
+void forwardInAHelper(Net m, const DeviceMap &map, Predictor &predictor,
+                      torch::Tensor x) {
+  metaguard::dispatch_model(*m, map);
+  auto before = predictor.run(m, x);
+  metaguard::remove_hook_from_module(*m, true);
+  auto after = predictor.run(m, x);
+  // CHECK-NOTES: :[[@LINE-1]]:16: warning: 'Predictor::run' needs the offloading hooks of 'm', but they were removed on a path to here
+  // CHECK-NOTES: :[[@LINE-10]]:59: note: its hooks are needed here by 'forward', in 'Predictor::run'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'metaguard::remove_hook_from_module' removes the hooks of 'm' here
+  // CHECK-NOTES: :[[@LINE-7]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
 }
 
 void templatesOnModelsNeverDispatched(Net m) {
