@@ -69,12 +69,17 @@ bool Events::reachesExit(const Dispatch &D, const CfgReachability &Cfg) const {
 }
 
 bool Events::reachedFromEntry(const Stmt *S, const ModuleRef &Ref,
-                              const CfgReachability &Cfg) const {
+                              const CfgReachability &Cfg,
+                              bool RemovalsToo) const {
   llvm::SmallVector<const Stmt *, 4> Kills;
   addReplacements(*this, Ref, Kills);
   for (const Dispatch &D : Dispatches)
     if (sameRoot(D.Ref, Ref))
       Kills.push_back(D.S); // The dispatching function's analysis covers it.
+  if (RemovalsToo)
+    for (const ModelEvent &Removal : Removals)
+      if (Removal.S != S && refCovers(Removal.Ref, Ref, /*AncestorsToo=*/false))
+        Kills.push_back(Removal.S);
   return Cfg.reachableFromEntry(S, Kills);
 }
 

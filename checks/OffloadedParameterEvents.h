@@ -83,6 +83,9 @@ struct Events {
   std::vector<Mutation> Mutations;
   std::vector<ModelEvent> Removals;
   std::vector<ModelEvent> Needs;
+  /// Calls of helpers that remove the hooks of the model they are given and
+  /// then use them.
+  std::vector<ModelEvent> NeedsOfRemoved;
 
   /// The dispatch that reaches Target (on some path with no reassignment of
   /// the model in between) and applies to Ref. AncestorsToo: a dispatched
@@ -101,8 +104,11 @@ struct Events {
   bool reachesExit(const Dispatch &D, const CfgReachability &Cfg) const;
   /// Whether S is reached from the function's entry with the model of Ref
   /// as it was there: no new value and no dispatch of it in between.
+  /// RemovalsToo: nor a removal of its hooks (or of a module's containing
+  /// it).
   bool reachedFromEntry(const Stmt *S, const ModuleRef &Ref,
-                        const CfgReachability &Cfg) const;
+                        const CfgReachability &Cfg,
+                        bool RemovalsToo = false) const;
 };
 
 /// The steps of D down to its dispatching call, for the summary of the

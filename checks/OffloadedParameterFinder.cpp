@@ -3,6 +3,7 @@
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/InvokedCallables.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/ExplicitOptions.h"
 #include "utils/domain/MemberModels.h"
@@ -80,16 +81,7 @@ public:
         F, Ev, helperName(F), Table, IsOwnParameter,
         [&](const ModuleRef &Ref, const ArgumentEffects &Effect) {
           unsigned Index = cast<ParmVarDecl>(Ref.Root)->getFunctionScopeIndex();
-          ArgumentEffects &Effects = Out.Args[Index];
-          if (!Effects.any()) {
-            // The first effect found names the place for notes.
-            Effects.At = Effect.At;
-            Effects.What = Effect.What;
-            Effects.In = Effect.In;
-          }
-          Effects.Moves |= Effect.Moves;
-          Effects.MutatesParameters |= Effect.MutatesParameters;
-          Effects.RemovesHooks |= Effect.RemovesHooks;
+          Out.Args[Index].add(Effect);
         });
     if (returnsModel(F))
       if (const Dispatch *D = Finder.factoryDispatch(F, Context)) {
@@ -225,6 +217,13 @@ void OffloadedParameterFinder::reportHooksNeeded(const Events &Ev,
           if (Report.reportHooksNeeded(Need, Removal, *D, Table))
             break;
   }
+  // A helper that removes the hooks of a dispatched model and then uses
+  // them.
+  for (const ModelEvent &Misuse : Ev.NeedsOfRemoved)
+    if (Cfg.contains(Misuse.S))
+      if (const Dispatch *D = Ev.reachingDispatch(Misuse.S, Misuse.Ref,
+                                                  /*AncestorsToo=*/true, Cfg))
+        Report.reportHooksNeededAfterRemoval(Misuse, *D, Table);
 }
 
 void OffloadedParameterFinder::reportInLaterMethods(const CXXMethodDecl *F,
@@ -304,6 +303,8 @@ void OffloadedParameterFinder::addStmtEvents(const Stmt *S,
     addMemberCallEvents(Call, F, Context, Ev);
   else if (const auto *Call = dyn_cast<CallExpr>(S))
     addCallEvents(Call, Context, Ev);
+  else if (const auto *Construct = dyn_cast<CXXConstructExpr>(S))
+    addInvokedEffects(Construct, Context, Ev); // std::thread t(body);
 }
 
 void OffloadedParameterFinder::addMemberInitEvents(
@@ -367,6 +368,8 @@ void OffloadedParameterFinder::addOperatorCallEvents(
       Ev.Needs.push_back(ModelEvent{Op, *Ref, "forward", {}});
     return;
   }
+  if (addInvokedEffects(Op, Context, Ev)) // std::ranges::for_each(r, f)
+    return;
   // A call of a lambda, another callable object of the user's, or a
   // std::function set once: the object is the first argument.
   addCallEffects(Op, calledFunction(Op), /*FirstArg=*/1, Context, Ev);
@@ -416,6 +419,8 @@ void OffloadedParameterFinder::addMemberCallEvents(
       Ev.Reassigns.push_back(ModelEvent{Call, *Ref, {}, {}});
     return;
   }
+  if (addInvokedEffects(Call, Context, Ev)) // threads.emplace_back(body)
+    return;
   addCallEffects(Call, Method, /*FirstArg=*/0, Context, Ev);
 }
 
@@ -472,8 +477,10 @@ void OffloadedParameterFinder::addCallEvents(const CallExpr *Call,
       }
     return;
   }
-  if (!addWrite(Call, Ev) && !Loaders.isLoader(Callee))
-    addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
+  if (addWrite(Call, Ev) || Loaders.isLoader(Callee) ||
+      addInvokedEffects(Call, Context, Ev)) // std::for_each(b, e, f)
+    return;
+  addCallEffects(Call, Callee, /*FirstArg=*/0, Context, Ev);
 }
 
 void OffloadedParameterFinder::addDispatchCall(const CallExpr *Call,
@@ -599,7 +606,7 @@ void OffloadedParameterFinder::addSummaryEffects(const CallExpr *Call,
     for (const auto &[Index, Effects] : S.get<ModelFacts>().Args) {
       const unsigned ArgIndex = Index + FirstArg;
       if (ArgIndex < Call->getNumArgs())
-        if (std::optional<ModuleRef> Ref = moduleRefOf(Call->getArg(ArgIndex)))
+        if (std::optional<ModuleRef> Ref = argumentRef(Call->getArg(ArgIndex)))
           addEffects(Call, *Ref, TargetName, Effects, Ev);
     }
   };
@@ -615,7 +622,41 @@ void OffloadedParameterFinder::addSummaryEffects(const CallExpr *Call,
     AddArgs(*S, S->Name);
 }
 
-void OffloadedParameterFinder::addCaptureEffects(const CallExpr *Call,
+std::optional<ModuleRef>
+OffloadedParameterFinder::argumentRef(const Expr *Arg) const {
+  // A tensor (or a list, an iterator of them) stands for the model it is a
+  // parameter of: what the callee does to it, it does to that model.
+  if (holdsTensors(Arg->getType()))
+    return Writes.parameterOwner(Arg);
+  return moduleRefOf(Arg);
+}
+
+bool OffloadedParameterFinder::addInvokedEffects(const Expr *Call,
+                                                 ASTContext &Context,
+                                                 Events &Ev) {
+  std::optional<InvokedCallable> Invoked = invokedCallable(Call);
+  if (!Invoked)
+    return false;
+  SummaryTable &Table = summaries(Context);
+  for (const FunctionDecl *Fn : Invoked->Functions) {
+    // What a lambda does to the models it captures.
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(Fn);
+        Method && Method->getParent()->isLambda())
+      addCaptureEffects(Call, Method, Context, Ev);
+    // What it does to what it is given: arguments, or elements of ranges.
+    const FunctionSummary *S = Table.lookup<ModelFacts>(Fn);
+    if (!S)
+      continue;
+    for (const auto &[Index, Effects] : S->get<ModelFacts>().Args)
+      if (Index < Invoked->Params.size() && Invoked->Params[Index].Arg)
+        if (std::optional<ModuleRef> Ref =
+                argumentRef(Invoked->Params[Index].Arg))
+          addEffects(Call, *Ref, helperName(Fn), Effects, Ev);
+  }
+  return true;
+}
+
+void OffloadedParameterFinder::addCaptureEffects(const Stmt *Call,
                                                  const CXXMethodDecl *Lambda,
                                                  ASTContext &Context,
                                                  Events &Ev) {
@@ -662,6 +703,34 @@ void OffloadedParameterFinder::forEachEffect(
   for (const ModelEvent &Removal : Ev.Removals)
     Visit(Removal.S, Removal.Ref, Removal.Function, Removal.Via,
           &ArgumentEffects::RemovesHooks);
+  if (!Cfg)
+    return;
+  // Uses of the hooks: of those the model came with (reached from the entry
+  // with no removal, new value or dispatch first), or of hooks removed here.
+  auto VisitNeed = [&](const ModelEvent &Need, bool ArgumentEffects::*Flag) {
+    if (!Cfg->contains(Need.S) || guardedByNoOffload(Need.S, Need.Ref, F))
+      return;
+    ArgumentEffects Effects;
+    const std::optional<ArgumentEffects> &Via = Need.Via;
+    Effects.NeedsAt = Via ? Via->NeedsAt : Table.refOf(Need.S->getBeginLoc());
+    Effects.NeedsWhat = Via ? Via->NeedsWhat : Need.Function;
+    Effects.NeedsIn = Via ? Via->NeedsIn : In.str();
+    Effects.*Flag = true;
+    Fn(Need.Ref, Effects);
+  };
+  for (const ModelEvent &Need : Ev.Needs) {
+    if (!Concerns(Need.Ref))
+      continue;
+    if (Ev.reachedFromEntry(Need.S, Need.Ref, *Cfg, /*RemovalsToo=*/true))
+      VisitNeed(Need, &ArgumentEffects::NeedsHooks);
+    if (llvm::any_of(Ev.Removals, [&](const ModelEvent &Removal) {
+          return Ev.removalReaches(Removal, Need, *Cfg);
+        }))
+      VisitNeed(Need, &ArgumentEffects::NeedsRemovedHooks);
+  }
+  for (const ModelEvent &Misuse : Ev.NeedsOfRemoved)
+    if (Concerns(Misuse.Ref))
+      VisitNeed(Misuse, &ArgumentEffects::NeedsRemovedHooks);
 }
 
 void OffloadedParameterFinder::addEffects(const Stmt *Call,
@@ -676,6 +745,10 @@ void OffloadedParameterFinder::addEffects(const Stmt *Call,
         Mutation{Call, Ref, MutationKind::Call, Callee.str(), Effects});
   if (Effects.RemovesHooks)
     Ev.Removals.push_back(ModelEvent{Call, Ref, Callee.str(), Effects});
+  if (Effects.NeedsHooks)
+    Ev.Needs.push_back(ModelEvent{Call, Ref, Callee.str(), Effects});
+  if (Effects.NeedsRemovedHooks)
+    Ev.NeedsOfRemoved.push_back(ModelEvent{Call, Ref, Callee.str(), Effects});
 }
 
 //===----------------------------------------------------------------------===//

@@ -162,11 +162,20 @@ private:
                       unsigned FirstArg, ASTContext &Context, Events &Ev);
   void addSummaryEffects(const CallExpr *Call, const FunctionDecl *Callee,
                          unsigned FirstArg, ASTContext &Context, Events &Ev);
-  void addCaptureEffects(const CallExpr *Call, const CXXMethodDecl *Lambda,
+  void addCaptureEffects(const Stmt *Call, const CXXMethodDecl *Lambda,
                          ASTContext &Context, Events &Ev);
-  /// Calls Fn for each move, parameter write and hook removal among the
-  /// events Ev of F that is done (in F's CFG, not under a guard) to a model
-  /// Concerns accepts, as the effect a caller of F sees.
+  /// Adds the effects of the callable a standard library call runs (an
+  /// algorithm's function object, a thread's body: see InvokedCallables.h)
+  /// on what it captures and on what it is given, as events at Call;
+  /// whether Call runs one.
+  bool addInvokedEffects(const Expr *Call, ASTContext &Context, Events &Ev);
+  /// The model an argument stands for when a callee acts on it: the model
+  /// itself, or the model whose parameters it holds (a tensor, a list of
+  /// them, an iterator over them).
+  std::optional<ModuleRef> argumentRef(const Expr *Arg) const;
+  /// Calls Fn for each move, parameter write, hook removal and use of hooks
+  /// among the events Ev of F that is done (in F's CFG, not under a guard)
+  /// to a model Concerns accepts, as the effect a caller of F sees.
   void forEachEffect(const FunctionDecl *F, const Events &Ev,
                      llvm::StringRef In, SummaryTable &Table,
                      llvm::function_ref<bool(const ModuleRef &)> Concerns,

@@ -41,6 +41,14 @@ constexpr llvm::StringLiteral BetweenForwards =
     " behind their offloading hooks: offloaded parameters are meta tensors "
     "between forwards, so ";
 
+/// After "... hooks of <model> ... needs them": what is lost, and how to
+/// avoid it.
+constexpr llvm::StringLiteral HooksLost =
+    "its offloaded parameters are meta tensors with no way back to their "
+    "weights, and dispatching it again cannot find them either: reload the "
+    "model with its device map, or read what you need with "
+    "load_offloaded_parameter before removing the hooks";
+
 /// A warning's text: its own beginning, then the shared ending(s).
 std::string message(llvm::StringRef Head, llvm::StringRef Tail,
                     llvm::StringRef End = "") {
@@ -140,19 +148,33 @@ bool OffloadedParameterReporter::reportHooksNeeded(const ModelEvent &Need,
   SourceLocation Loc = fileLoc(Need.S, Table);
   if (!claim(Loc))
     return false;
-  Check.diag(Loc,
-             "'%0' needs the offloading hooks of '%1', but they were removed "
-             "on a path to here and the model was not dispatched again; its "
-             "offloaded parameters are meta tensors with no way back to "
-             "their weights, and dispatching it again cannot find them "
-             "either: reload the model with its device map, or read what you "
-             "need with load_offloaded_parameter before removing the hooks")
+  Check.diag(Loc, message("'%0' needs the offloading hooks of '%1', but they "
+                          "were removed on a path to here and the model was "
+                          "not dispatched again; ",
+                          HooksLost))
       << Need.Function << Need.Ref.displayName() << Need.S->getSourceRange();
+  if (Need.Via)
+    noteNeedVia(*Need.Via, Table);
   Check.diag(fileLoc(Removal.S, Table), "'%0' removes the hooks of '%1' here",
              DiagnosticIDs::Note)
       << Removal.Function << Removal.Ref.displayName();
   if (Removal.Via)
     noteVia(*Removal.Via, HelperEffect::RemovesHooks, Table);
+  noteDispatch(D, Table);
+  return true;
+}
+
+bool OffloadedParameterReporter::reportHooksNeededAfterRemoval(
+    const ModelEvent &Misuse, const Dispatch &D, const SummaryTable &Table) {
+  SourceLocation Loc = fileLoc(Misuse.S, Table);
+  if (!claim(Loc) || !Misuse.Via)
+    return false;
+  Check.diag(Loc, message("'%0' removes the offloading hooks of %1 and then "
+                          "needs them (with '%2'); ",
+                          HooksLost))
+      << Misuse.Function << describe(Misuse.Ref) << Misuse.Via->NeedsWhat
+      << Misuse.S->getSourceRange();
+  noteNeedVia(*Misuse.Via, Table);
   noteDispatch(D, Table);
   return true;
 }
@@ -187,6 +209,16 @@ void OffloadedParameterReporter::noteVia(const ArgumentEffects &Via,
              "removed}0 here with '%1', in '%2'",
              DiagnosticIDs::Note)
       << static_cast<int>(What) << Via.What << Via.In;
+}
+
+void OffloadedParameterReporter::noteNeedVia(const ArgumentEffects &Via,
+                                             const SummaryTable &Table) {
+  SourceLocation Loc = Table.locationOf(Via.NeedsAt);
+  if (Loc.isInvalid())
+    return; // In another translation unit: the warning names the callee.
+  Check.diag(Loc, "its hooks are needed here by '%0', in '%1'",
+             DiagnosticIDs::Note)
+      << Via.NeedsWhat << Via.NeedsIn;
 }
 
 void OffloadedParameterReporter::noteDispatch(const Dispatch &D,

@@ -40,6 +40,11 @@ public:
   bool reportHooksNeeded(const offload::ModelEvent &Need,
                          const offload::ModelEvent &Removal,
                          const offload::Dispatch &D, const SummaryTable &Table);
+  /// A helper that removes the hooks of a dispatched model and then needs
+  /// them (Misuse.Via says where).
+  bool reportHooksNeededAfterRemoval(const offload::ModelEvent &Misuse,
+                                     const offload::Dispatch &D,
+                                     const SummaryTable &Table);
 
   /// Forgets the sites reported in the translation unit.
   void clear() { Reported.clear(); }
@@ -54,6 +59,8 @@ private:
   void warnMutation(const offload::Mutation &M, const SummaryTable &Table);
   void noteVia(const ArgumentEffects &Via, HelperEffect What,
                const SummaryTable &Table);
+  /// Where a helper uses the hooks (ArgumentEffects::NeedsAt).
+  void noteNeedVia(const ArgumentEffects &Via, const SummaryTable &Table);
   void noteOptimizer(const offload::Mutation &M);
   void noteLaterMethod(const CXXMethodDecl *DispatchedIn);
   void noteDispatch(const offload::Dispatch &D, const SummaryTable &Table);

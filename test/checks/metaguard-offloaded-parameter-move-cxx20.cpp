@@ -1,8 +1,13 @@
 // RUN: %check_clang_tidy -std=c++20 %s metaguard-offloaded-parameter-move
 //
-// C++20: loader options written with designated initialisers.
+// C++20: loader options written with designated initialisers, and the
+// std::ranges algorithms and std::jthread.
 
 #include <metaguard/metaguard.h>
+
+#include <algorithm>
+#include <stop_token>
+#include <thread>
 
 namespace fs = std::filesystem;
 using metaguard::DeviceMap;
@@ -96,4 +101,39 @@ void reloadWithANewMapIsTheFix(const fs::path &p, const DeviceMap &map,
   auto fresh = metaguard::from_pretrained<Net>(p);
   m = fresh;
   m->to(torch::kCUDA); // m now holds the undispatched model.
+}
+
+// ---- std::ranges algorithms and std::jthread --------------------------------
+
+void rangesForEach(Net m, const DeviceMap &map, torch::Tensor x) {
+  metaguard::dispatch_model(*m, map);
+  std::ranges::for_each(m->parameters(), [](torch::Tensor &p) { p.zero_(); });
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'lambda' changes a parameter of dispatched model 'm' in place (with 'zero_')
+  // CHECK-NOTES: :[[@LINE-2]]:65: note: its parameter is changed here with 'zero_', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  auto named = m->named_parameters();
+  std::ranges::for_each(named, [&](auto &item) { item.value().copy_(x); });
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'lambda' changes a parameter of dispatched model 'm' in place (with 'copy_')
+  // CHECK-NOTES: :[[@LINE-2]]:50: note: its parameter is changed here with 'copy_', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-9]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  std::vector<torch::Tensor> scaled;
+  std::ranges::transform(m->parameters(), std::back_inserter(scaled),
+                         [](const torch::Tensor &p) { return p.mul(2); });
+}
+
+void rangesForEachOverModels(std::vector<Net> &models, const DeviceMap &map) {
+  metaguard::dispatch_model(*models.front(), map);
+  std::ranges::for_each(models, [](Net &net) { net->to(torch::kCUDA); });
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'lambda' moves dispatched model 'models' (with 'to')
+  // CHECK-NOTES: :[[@LINE-2]]:48: note: it is moved here with 'to', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'models' is dispatched here by 'metaguard::dispatch_model'
+  std::ranges::for_each(models, [](Net &net) { net->to(torch::kHalf); });
+}
+
+void jthreadMoves(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  std::jthread worker([&](std::stop_token) { m->to(torch::kCUDA); });
+  // CHECK-NOTES: :[[@LINE-1]]:16: warning: 'lambda' moves dispatched model 'm' (with 'to')
+  // CHECK-NOTES: :[[@LINE-2]]:46: note: it is moved here with 'to', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
 }

@@ -133,3 +133,31 @@ void writes(const fs::path &dir, torch::Tensor x) {
     p.requires_grad_(false);
   model->first->fc->weight.mutable_grad().zero_();
 }
+
+// items(), pairs() and structured bindings of the real torch::OrderedDict,
+// and std::for_each over the real parameters().
+void walks(const fs::path &dir, torch::Tensor x) {
+  metaguard::LoadOptions options;
+  options.device_map = metaguard::DeviceMap::automatic();
+  auto model = metaguard::from_pretrained<Tiny>(dir, options);
+  for (const auto &item : model->named_parameters().items())
+    item.value().zero_();
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'zero_' on a parameter of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-4]]:16: note: 'model' is loaded by
+  for (auto &[name, p] : model->named_parameters().pairs())
+    p.add_(x);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'add_' on a parameter of dispatched model 'model'
+  // CHECK-NOTES: :[[@LINE-8]]:16: note: 'model' is loaded by
+  auto params = model->parameters();
+  std::for_each(params.begin(), params.end(),
+                [](torch::Tensor &p) { p.clamp_(-1, 1); });
+  // CHECK-NOTES: :[[@LINE-2]]:3: warning: 'lambda' changes a parameter of dispatched model 'model' in place (with 'clamp_')
+  // CHECK-NOTES: :[[@LINE-2]]:40: note: its parameter is changed here with 'clamp_', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-14]]:16: note: 'model' is loaded by
+
+  // Fine: reading, and copies.
+  for (auto &[name, p] : model->named_parameters().pairs())
+    auto norm = p.norm();
+  for (auto &copy : model->named_parameters().values())
+    auto doubled = copy.mul(2);
+}

@@ -149,4 +149,10 @@ bool keepsItsInitialiser(const VarDecl *VD) {
   return forEachAssignment(VD, [](const Expr *) { return false; });
 }
 
+const VarDecl *variableOfName(const ValueDecl *D) {
+  if (const auto *Binding = dyn_cast_or_null<BindingDecl>(D))
+    return dyn_cast_or_null<VarDecl>(Binding->getDecomposedDecl());
+  return dyn_cast_or_null<VarDecl>(D);
+}
+
 } // namespace clang::tidy::metaguard

@@ -29,6 +29,12 @@ bool forEachAssignment(const VarDecl *VD,
 /// const (or constexpr) variable, or a local never assigned or changed.
 bool keepsItsInitialiser(const VarDecl *VD);
 
+/// The variable a name denotes: D itself when it is a variable, and for a
+/// structured binding (`for (auto &[name, net] : models)`) the hidden
+/// variable it decomposes (the element), which every binding of the
+/// declaration names a part of. nullptr otherwise.
+const VarDecl *variableOfName(const ValueDecl *D);
+
 } // namespace clang::tidy::metaguard
 
 #endif // METAGUARD_CHECKS_UTILS_LOCALVARIABLES_H

@@ -17,6 +17,24 @@ constexpr std::pair<DispatchKind, const char *> DispatchNames[] = {
 
 METAGUARD_REGISTER_FACET(ModelFacts);
 
+void ArgumentEffects::add(const ArgumentEffects &O) {
+  if (!Moves && !MutatesParameters && !RemovesHooks) {
+    At = O.At;
+    What = O.What;
+    In = O.In;
+  }
+  if (!NeedsHooks && !NeedsRemovedHooks) {
+    NeedsAt = O.NeedsAt;
+    NeedsWhat = O.NeedsWhat;
+    NeedsIn = O.NeedsIn;
+  }
+  Moves |= O.Moves;
+  MutatesParameters |= O.MutatesParameters;
+  RemovesHooks |= O.RemovesHooks;
+  NeedsHooks |= O.NeedsHooks;
+  NeedsRemovedHooks |= O.NeedsRemovedHooks;
+}
+
 bool ModelFacts::same(const ModelFacts &O) const {
   if (ReturnsDispatchedModel != O.ReturnsDispatchedModel ||
       Args.size() != O.Args.size())
@@ -57,6 +75,15 @@ void ModelFacts::write(FactJson &J) const {
       A["what"] = Effects.What;
     if (!Effects.In.empty())
       A["in"] = Effects.In;
+    // Written only when set, as files from before these facts lack them.
+    if (Effects.NeedsHooks || Effects.NeedsRemovedHooks) {
+      A["needs_hooks"] = Effects.NeedsHooks;
+      A["needs_removed_hooks"] = Effects.NeedsRemovedHooks;
+      if (Effects.NeedsAt.valid())
+        A["needs_at"] = refToJson(Effects.NeedsAt);
+      A["needs_what"] = Effects.NeedsWhat;
+      A["needs_in"] = Effects.NeedsIn;
+    }
     ArgsJson.push_back(std::move(A));
   }
   J["args"] = std::move(ArgsJson);
@@ -82,6 +109,11 @@ void ModelFacts::read(FactReader &R) {
     Item.ref("at", Effects.At);
     Item.string("what", Effects.What);
     Item.string("in", Effects.In);
+    Item.boolean("needs_hooks", Effects.NeedsHooks);
+    Item.boolean("needs_removed_hooks", Effects.NeedsRemovedHooks);
+    Item.ref("needs_at", Effects.NeedsAt);
+    Item.string("needs_what", Effects.NeedsWhat);
+    Item.string("needs_in", Effects.NeedsIn);
     if (Item.ok() && Effects.any())
       Args[Index] = Effects;
   });
@@ -98,6 +130,12 @@ std::vector<MergeRule> ModelFacts::mergeRules() {
   for (const char *Fact : {"moves", "mutates_parameters", "removes_hooks"}) {
     MergeRule Item;
     Item.Key = Fact;
+    ArgsRule.Items.push_back(Item);
+  }
+  for (const char *Fact : {"needs_hooks", "needs_removed_hooks"}) {
+    MergeRule Item;
+    Item.Key = Fact;
+    Item.Details = {"needs_at", "needs_what", "needs_in"};
     ArgsRule.Items.push_back(Item);
   }
   return {Returns, ArgsRule};

@@ -10,6 +10,10 @@
 //   "args": [ {"index": 0, "moves": true, "mutates_parameters": false,
 //              "removes_hooks": false, "at": {...},
 //              "what": "to", "in": "app::to_gpu"} ]
+// and, for a function that uses the hooks of its argument, in the same item:
+//   "needs_hooks": true, "needs_removed_hooks": false,
+//   "needs_at": {...}, "needs_what": "metaguard::save_pretrained",
+//   "needs_in": "app::export_model"
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,16 +52,32 @@ struct ArgumentEffects {
   bool Moves = false;             ///< to()/cuda()/cpu() on it, transitively.
   bool MutatesParameters = false; ///< Writes into its parameters in place.
   bool RemovesHooks = false;      ///< remove_hook_from_module and kin.
+  /// Uses the hooks it was given (a NeedsHooks call, a forward pass) before
+  /// removing them or dispatching the model anew.
+  bool NeedsHooks = false;
+  /// Removes the hooks and then uses them: a mistake when the model it is
+  /// given is dispatched.
+  bool NeedsRemovedHooks = false;
   SourceRef At;
   /// What is done at At ("to", "set_data", "remove_hook_from_module"), and
   /// the function At is in (qualified name), for notes.
   std::string What;
   std::string In;
-  bool any() const { return Moves || MutatesParameters || RemovesHooks; }
+  /// Where the hooks are used (NeedsHooks, NeedsRemovedHooks), for notes.
+  SourceRef NeedsAt;
+  std::string NeedsWhat;
+  std::string NeedsIn;
+  bool any() const {
+    return Moves || MutatesParameters || RemovesHooks || NeedsHooks ||
+           NeedsRemovedHooks;
+  }
   bool sameEffects(const ArgumentEffects &O) const {
     return Moves == O.Moves && MutatesParameters == O.MutatesParameters &&
-           RemovesHooks == O.RemovesHooks;
+           RemovesHooks == O.RemovesHooks && NeedsHooks == O.NeedsHooks &&
+           NeedsRemovedHooks == O.NeedsRemovedHooks;
   }
+  /// Adds O's effects; the places notes point at stay the first ones found.
+  void add(const ArgumentEffects &O);
 };
 
 struct ModelFacts {

@@ -3,6 +3,7 @@
 #include "utils/domain/ModuleExprs.h"
 #include "utils/ClangCompat.h"
 #include "utils/analysis/ExprPlumbing.h"
+#include "utils/analysis/LocalVariables.h"
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/RecordBases.h"
 
@@ -90,6 +91,12 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       if (!Field)
         return std::nullopt;
       const Expr *Base = Member->getBase()->IgnoreParenImpCasts();
+      // kv.second, it->second: the element of a standard container, which
+      // stands for the container.
+      if (isStandardElementMember(Field)) {
+        E = Base;
+        continue;
+      }
       if (isa<CXXThisExpr>(Base))
         return Finish(Field);
       Reversed.push_back(Field);
@@ -97,7 +104,9 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
       continue;
     }
     if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
-      const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+      // A structured binding (`for (auto &[name, net] : models)`) names a
+      // part of the element it decomposes.
+      const VarDecl *Var = variableOfName(Ref->getDecl());
       if (!Var)
         return std::nullopt;
       if (isAliasCandidate(Var) && Hops < MaxAliasHops)
@@ -105,7 +114,8 @@ std::optional<ModuleRef> refOf(const Expr *E, unsigned Hops) {
           Inner->Path.append(Reversed.rbegin(), Reversed.rend());
           return Inner;
         }
-      return Finish(Var);
+      // Unresolved, messages name what the code wrote: the binding.
+      return Finish(isa<BindingDecl>(Ref->getDecl()) ? Ref->getDecl() : Var);
     }
     return std::nullopt;
   }
@@ -212,6 +222,10 @@ bool isModelContainerType(QualType T) {
   return false;
 }
 
+bool isStandardElementMember(const FieldDecl *Field) {
+  return Field && Field->getParent()->isInStdNamespace();
+}
+
 bool isTensorType(QualType T) {
   if (T.isNull())
     return false;
@@ -224,6 +238,32 @@ bool isTensorClass(const CXXRecordDecl *RD) {
   return RD &&
          (isNamed(RD, "TensorBase") || isTensorType(compat::recordType(RD)));
 }
+
+namespace {
+
+bool holdsTensorsAt(QualType T, unsigned Depth) {
+  if (T.isNull() || Depth > 3)
+    return false;
+  T = T.getNonReferenceType();
+  if (!T->getPointeeType().isNull())
+    T = T->getPointeeType();
+  if (isTensorType(T))
+    return true;
+  // A class template specialization with a tensor among its arguments, or
+  // a class nested in one (OrderedDict<Key, Tensor>::Item).
+  for (const DeclContext *DC = T->getAsCXXRecordDecl(); DC && DC->isRecord();
+       DC = DC->getParent())
+    if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(DC))
+      for (const TemplateArgument &Arg : Spec->getTemplateArgs().asArray())
+        if (Arg.getKind() == TemplateArgument::Type &&
+            holdsTensorsAt(Arg.getAsType(), Depth + 1))
+          return true;
+  return false;
+}
+
+} // namespace
+
+bool holdsTensors(QualType T) { return holdsTensorsAt(T, 0); }
 
 bool isDeviceType(QualType T) {
   if (T.isNull())

@@ -62,7 +62,9 @@ const Expr *ignoreObjectPlumbing(const Expr *E);
 /// `m->blocks->at<Block>(2)`), which stand for the list. A local variable
 /// initialised from another such expression
 /// (`auto &mod = *m;`, `auto enc = m->encoder;`, `auto *p = m.get();`) is an
-/// alias: the result names the variable it was initialised from. The result
+/// alias: the result names the variable it was initialised from; so is a
+/// structured binding of such an element (`auto &[name, net] = *it;`), and
+/// `first` / `second` of a std::pair stand for the pair. The result
 /// of any other call (`from_pretrained(...)`, `std::make_shared<...>()`) is a
 /// new object: std::nullopt.
 std::optional<ModuleRef> moduleRefOf(const Expr *E);
@@ -89,6 +91,11 @@ bool isModelValueType(QualType T);
 /// container, as an element of a module list stands for the list.
 bool isModelContainerType(QualType T);
 
+/// Whether Field is a member of a standard-library class (`first` and
+/// `second` of a std::pair, as in the elements of a std::map): its object is
+/// the element the code means, not a submodule.
+bool isStandardElementMember(const FieldDecl *Field);
+
 /// Whether T (references and cv-qualifiers ignored) is a tensor: a class
 /// named Tensor (at::Tensor / torch::Tensor) or derived from one
 /// (torch::autograd::Variable, Parameter types).
@@ -98,6 +105,13 @@ bool isTensorType(QualType T);
 /// at::TensorBase, which declares some of the tensor methods itself
 /// (`data_ptr`, in-place ones).
 bool isTensorClass(const CXXRecordDecl *RD);
+
+/// Whether T (references, pointers and cv-qualifiers ignored) is a tensor or
+/// a standard or LibTorch container of them: what parameters() and
+/// named_parameters() return, their elements and items
+/// (`std::vector<torch::Tensor>`, `OrderedDict<std::string, Tensor>::Item`,
+/// `std::pair<std::string, torch::Tensor>`).
+bool holdsTensors(QualType T);
 
 /// Whether T (references and cv-qualifiers ignored) is a device:
 /// c10::Device / torch::Device, or the DeviceType enumeration.

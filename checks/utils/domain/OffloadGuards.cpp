@@ -59,14 +59,20 @@ bool impliesNoOffload(const Expr *Cond, const ModuleRef &Ref, bool WhenTrue,
 bool alwaysExits(const Stmt *S) {
   if (!S)
     return false;
-  if (isa<ReturnStmt, BreakStmt, ContinueStmt, CXXThrowExpr>(S))
+  if (isa<ReturnStmt, BreakStmt, ContinueStmt>(S))
     return true;
   if (const auto *Block = dyn_cast<CompoundStmt>(S))
     return !Block->body_empty() && alwaysExits(Block->body_back());
-  if (const auto *E = dyn_cast<Expr>(S))
-    if (const auto *Call = dyn_cast<CallExpr>(E->IgnoreParenImpCasts()))
+  if (const auto *E = dyn_cast<Expr>(S)) {
+    // A throw whose operand builds temporaries (`throw Error("..." + s);`)
+    // is wrapped in the cleanups of its full-expression.
+    E = E->IgnoreParenImpCasts();
+    if (isa<CXXThrowExpr>(E))
+      return true;
+    if (const auto *Call = dyn_cast<CallExpr>(E))
       if (const FunctionDecl *Callee = Call->getDirectCallee())
         return Callee->isNoReturn();
+  }
   return false;
 }
 

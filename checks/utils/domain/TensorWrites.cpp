@@ -2,9 +2,11 @@
 
 #include "utils/domain/TensorWrites.h"
 #include "utils/ClangCompat.h"
+#include "utils/analysis/LocalVariables.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/StmtCXX.h"
+#include "llvm/ADT/STLExtras.h"
 
 namespace clang::tidy::metaguard {
 
@@ -13,6 +15,12 @@ namespace {
 /// How many local variables are followed from a parameter back to the
 /// module it came from (including the hidden variables of range-for loops).
 constexpr unsigned MaxParameterHops = 12;
+
+/// Methods of the containers of parameters (and of their items) whose
+/// result holds the same tensors.
+constexpr llvm::StringLiteral ElementAccessors[] = {
+    "value", "values", "items", "pairs", "at",
+    "find",  "front",  "back",  "begin", "cbegin"};
 
 /// Whether the value of E (a call) is thrown away: it is an expression
 /// statement, so the call is made for what it does to its object.
@@ -123,11 +131,11 @@ std::optional<ModuleRef> TensorWrites::parameterOwner(const Expr *E) const {
           isModuleClass(Method->getParent()))
         return moduleRefOf(Object);
       // Accessors of the containers and items they return: the result is
-      // (a handle to) the same parameter.
-      if (isNamed(Method, "value") || isNamed(Method, "values") ||
-          isNamed(Method, "at") || isNamed(Method, "find") ||
-          isNamed(Method, "front") || isNamed(Method, "back") ||
-          isNamed(Method, "begin")) {
+      // (a handle to) the same parameter. items() and pairs() of
+      // named_parameters() hold the same tensors (pairs() copies the
+      // handles, which share them).
+      if (Method->getIdentifier() &&
+          llvm::is_contained(ElementAccessors, Method->getName())) {
         E = Object;
         continue;
       }
@@ -141,17 +149,33 @@ std::optional<ModuleRef> TensorWrites::parameterOwner(const Expr *E) const {
       return std::nullopt;
     }
     if (const auto *Member = dyn_cast<MemberExpr>(E)) {
-      // m->layer->weight: a tensor member of a submodule.
       const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+      // kv.second of named_parameters().pairs(): the element.
+      if (isStandardElementMember(Field)) {
+        E = Member->getBase();
+        continue;
+      }
+      // m->layer->weight: a tensor member of a submodule.
       if (!Field || !isTensorType(Field->getType()))
         return std::nullopt;
       return moduleRefOf(Member->getBase());
     }
     if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+      // A tensor (or a list of them) the function is given: whose it is,
+      // its callers know (the summaries' "changes the parameters of its
+      // argument").
+      if (const auto *Param = dyn_cast<ParmVarDecl>(Ref->getDecl())) {
+        if (!holdsTensors(Param->getType()))
+          return std::nullopt;
+        ModuleRef Given;
+        Given.Root = Param;
+        return Given;
+      }
       // A local handle initialised from a parameter shares its tensor
       // (copies of torch::Tensor are shallow), and so does the variable of a
-      // range-for loop over parameters().
-      const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
+      // range-for loop over parameters(), or a structured binding of one of
+      // its elements (`for (auto &[name, p] : ...pairs())`).
+      const VarDecl *Var = variableOfName(Ref->getDecl());
       if (!Var || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
           !Var->getInit() || ++Hops > MaxParameterHops)
         return std::nullopt;

@@ -22,8 +22,10 @@ import sys
 
 PRELUDE = """#pragma once
 #include <metaguard/metaguard.h>
+#include <algorithm>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 namespace fs = std::filesystem;
 struct VisionImpl : torch::nn::Module {
@@ -390,6 +392,50 @@ void member_loaded(const metaguard::Config &c, const fs::path &dir,
   Runner r(c);
   r.load(dir);
   r.run(x);
+}
+""")]),
+    # Helpers that take tensors, strip hooks and then need them, or need
+    # the hooks the caller removed; run by algorithms and threads.
+    "walks": ("""void halve(torch::Tensor &p);
+void move_to_gpu(torch::nn::Module &model);
+void strip_and_save(torch::nn::Module &model);
+void export_model(const torch::nn::Module &model);
+void train(std::vector<torch::Tensor> params);
+""", [("helpers", """
+void halve(torch::Tensor &p) { p.mul_(0.5); }
+void move_to_gpu(torch::nn::Module &model) { model.to(torch::kCUDA); }
+void strip_and_save(torch::nn::Module &model) {
+  metaguard::remove_hook_from_module(model, true);
+  metaguard::save_pretrained(model, "out");
+}
+void export_model(const torch::nn::Module &model) {
+  metaguard::save_pretrained(model, "out");
+}
+void train(std::vector<torch::Tensor> params) {
+  torch::optim::Adam opt(params);
+  opt.step();
+}
+"""), ("use", """
+void walk(torch::nn::Module &model, const metaguard::DeviceMap &map) {
+  metaguard::dispatch_model(model, map, "offload");
+  auto params = model.parameters();
+  std::for_each(params.begin(), params.end(), halve);
+  halve(params[0]);
+  std::thread worker(move_to_gpu, std::ref(model));
+  worker.join();
+  strip_and_save(model);
+  train(model.parameters());
+}
+void hooks(torch::nn::Module &model, const metaguard::DeviceMap &map) {
+  metaguard::dispatch_model(model, map, "offload");
+  metaguard::remove_hook_from_module(model, true);
+  export_model(model);
+}
+void fine(torch::nn::Module &model, const metaguard::DeviceMap &map) {
+  metaguard::dispatch_model(model, map, "offload");
+  export_model(model);
+  auto copy = metaguard::load_offloaded_parameter(model, "w");
+  halve(copy);
 }
 """)]),
 }

@@ -111,6 +111,10 @@ public:
   Value *find(const Key &key) noexcept;
   bool contains(const Key &key) const noexcept;
   size_t size() const { return items_.size(); }
+  const std::vector<Item> &items() const noexcept { return items_; }
+  std::vector<Key> keys() const;
+  std::vector<Value> values() const;
+  std::vector<std::pair<Key, Value>> pairs() const;
   typename std::vector<Item>::iterator begin() { return items_.begin(); }
   typename std::vector<Item>::iterator end() { return items_.end(); }
 
