@@ -65,13 +65,19 @@ def test_metaguard_computes_what_accelerate_computes(case, run_program, tmp_path
 
 
 def test_missing_layer_is_a_format_error_naming_it(run_program, tmp_path):
-    """A checkpoint without a block: metaguard's load is strict by default
-    (accelerate's strict=False loads the rest) and names what is missing."""
+    """A checkpoint without a block: accelerate (strict=False) loads the rest
+    and fails afterwards, when dispatch_model places the block that stayed on
+    meta, naming neither the block nor the checkpoint; metaguard's load is
+    strict by default and names the missing tensors before it changes
+    anything."""
     path = hf.save_checkpoint(hf.make_model("gpt2"), tmp_path / "ckpt")
     tensors = load_file(str(path / "model.safetensors"))
     save_file({k: v for k, v in tensors.items() if not k.startswith("transformer.h.1.")},
               str(path / "model.safetensors"), metadata={"format": "pt"})
-    hf.inputs("gpt2", tmp_path / "inputs.safetensors")
+    inputs = hf.inputs("gpt2", tmp_path / "inputs.safetensors")
+    with pytest.raises(ValueError, match="weight is on the meta device, we need a `value`"):
+        accelerate_outputs("gpt2", path, inputs, tmp_path / "offload")
+
     proc = run_program("metaguard_interop_hf_models", "dispatch", "gpt2", path, tmp_path / "inputs.safetensors",
                        tmp_path / "out.safetensors", json.dumps(DEVICE_MAPS["gpt2"]), check=False)
     assert proc.returncode == 3, proc.stderr
