@@ -16,6 +16,8 @@
 #include "clang/AST/ExprCXX.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace clang::tidy::metaguard {
 
 /// A `step()` of an optimizer kept in a local variable, and the modules
