@@ -1,8 +1,6 @@
 //===--- FromPretrainedInMetaScopeCheck.cpp - metaguard-tidy ---*- C++ -*-===//
 
 #include "FromPretrainedInMetaScopeCheck.h"
-#include "utils/analysis/FunctionBodies.h"
-#include "utils/domain/DeviceExpr.h"
 #include "utils/domain/DeviceFacts.h"
 #include "utils/domain/LoadFacts.h"
 
@@ -18,22 +16,9 @@ namespace {
 /// CallDepth only caps how many of the user's calls a finding may span.
 constexpr unsigned DefaultCallDepth = 64;
 
-AST_MATCHER(FunctionDecl, hasLoadsWeightsAnnotationMatcher) {
-  return hasLoadsWeightsAnnotation(&Node);
-}
-
-AST_MATCHER_P(NamedDecl, nameInList, const NameList *, List) {
-  return List->matches(&Node);
-}
-
-AST_MATCHER_P(VarDecl, isMetaGuard, const ScopeGuardClassifier *, Guards) {
-  std::optional<DeviceKind> Kind = Guards->classify(&Node);
-  return Kind && *Kind == DeviceKind::Meta;
-}
-
-AST_MATCHER_P(ParmVarDecl, isMetaGuardParameter, const ScopeGuardClassifier *,
-              Guards) {
-  return Guards->isMetaGuardParameter(&Node);
+/// A loader: a LoaderFunctions name or a METAGUARD_LOADS_WEIGHTS function.
+AST_MATCHER_P(FunctionDecl, isLoader, const LoaderMatcher *, Loaders) {
+  return Loaders->isLoader(&Node);
 }
 
 } // namespace
@@ -76,57 +61,13 @@ void FromPretrainedInMetaScopeCheck::storeOptions(
 
 void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Matches) {
   Facts.registerMatchers(Matches);
-  // Every function with a source of meta state is analysed once: a local
-  // guard variable, a default-device setter call, or a scope-function call.
-  // Only code outside system headers: LibTorch's and the standard library's
-  // own code is never where the mistake is written.
-  Matches->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()),
-                              unless(isExpansionInSystemHeader()),
-                              isMetaGuard(&Ambient.guards()))
-                          .bind("guard"),
-                      this);
-  // A guard passed by reference: the function runs inside its scope.
-  Matches->addMatcher(parmVarDecl(unless(isExpansionInSystemHeader()),
-                                  isMetaGuardParameter(&Ambient.guards()))
-                          .bind("guard"),
-                      this);
-  // A call to a function of the user's that may leave the default device
-  // meta (decided from its summary in check()), constructors included.
-  Matches->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(unless(isExpansionInSystemHeader()),
-                                   unless(nameInList(&Ambient.setters())))))
-          .bind("helper-call"),
-      this);
-  Matches->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
-                                       hasDeclaration(cxxConstructorDecl(unless(
-                                           isExpansionInSystemHeader()))))
-                          .bind("helper-call"),
-                      this);
-  // std::make_unique<Session>() and kin run the user's constructor from a
-  // system header.
-  Matches->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
-                               callee(functionDecl(hasAnyName(
-                                   "::std::make_unique", "::std::make_shared",
-                                   "::std::allocate_shared"))))
-                          .bind("helper-call"),
-                      this);
-  Matches->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(nameInList(&Ambient.setters()))))
-          .bind("setter"),
-      this);
-  Matches->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(nameInList(&Ambient.scopeFunctions()))))
-          .bind("scope-call"),
-      this);
+  // Every function with a source of meta state is analysed once.
+  Ambient.registerSourceMatchers(Matches, this);
   // Loaders whose implementation is visible: do they build the model on
   // meta in a way that makes the model's own nested loads run there?
   Matches->addMatcher(
       callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(anyOf(nameInList(&Ambient.loaders().names()),
-                                         hasLoadsWeightsAnnotationMatcher()))))
+               callee(functionDecl(isLoader(&Ambient.loaders()))))
           .bind("loader-call"),
       this);
 }
@@ -134,46 +75,13 @@ void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Matches) {
 void FromPretrainedInMetaScopeCheck::check(
     const MatchFinder::MatchResult &Result) {
   ASTContext &Context = *Result.Context;
-  if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>("guard")) {
-    EnclosingFunction Fn = Ambient.functions().enclosing(Var, Context);
-    Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
-    return;
-  }
-  if (const auto *Call = Result.Nodes.getNodeAs<Expr>("helper-call")) {
-    if (!Ambient.canEnter(calledFunction(Call)))
-      return;
-    // Any function the call may run: an override of a virtual one too.
-    std::optional<AmbientDevice::HelperEffect> Effect =
-        Ambient.helperEffect(Call, summaries(Context));
-    if (!Effect || !Effect->Meta)
-      return;
-    EnclosingFunction Fn = Ambient.functions().enclosing(Call, Context);
-    Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
-    return;
-  }
-  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("setter")) {
-    if (Call->getNumArgs() == 0 ||
-        classifyDeviceExpr(Call->getArg(0)) != DeviceKind::Meta)
-      return;
-    EnclosingFunction Fn = Ambient.functions().enclosing(Call, Context);
-    Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
-    return;
-  }
   if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("loader-call")) {
     Finder.checkLoaderBuildsOnMeta(Call, Context);
     return;
   }
-  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("scope-call")) {
-    // The lambdas it runs are meta throughout; other callables are followed
-    // from the enclosing function.
-    for (const Expr *Arg : Call->arguments())
-      if (const auto *Lambda = lambdaOfCallable(Arg))
-        if (Lambda->IgnoreImplicit() ==
-            Arg->IgnoreImplicit()->IgnoreParenImpCasts())
-          Finder.analyzeFunction(Lambda->getCallOperator(), Lambda, Context);
-    EnclosingFunction Fn = Ambient.functions().enclosing(Call, Context);
+  for (const EnclosingFunction &Fn :
+       Ambient.functionsWithSource(Result, summaries(Context)))
     Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
-  }
 }
 
 void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {

@@ -5,6 +5,7 @@
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/RecordBases.h"
 #include "utils/domain/ExplicitOptions.h"
+#include "utils/domain/LibraryCode.h"
 #include "utils/domain/LoadFacts.h"
 #include "utils/domain/ReturnedOptions.h"
 
@@ -23,22 +24,6 @@ constexpr unsigned MaxFreeHops = 32;
 /// it builds the model on meta.
 constexpr unsigned LoaderBodyDepth = 4;
 
-/// Calls through std:: and LibTorch internals are plumbing, not user code.
-bool isLibraryFunction(const FunctionDecl *FD, const SourceManager &SM) {
-  if (SM.isInSystemHeader(FD->getLocation()))
-    return true;
-  const DeclContext *DC = FD->getDeclContext();
-  const NamespaceDecl *Outermost = nullptr;
-  for (; DC; DC = DC->getParent())
-    if (const auto *NS = dyn_cast<NamespaceDecl>(DC))
-      Outermost = NS;
-  if (!Outermost || !Outermost->getIdentifier())
-    return false;
-  llvm::StringRef Name = Outermost->getName();
-  return Name == "std" || Name == "torch" || Name == "c10" || Name == "at" ||
-         Name == "metaguard";
-}
-
 /// A constructor of a module holder (TORCH_MODULE(Name) declares one in user
 /// code, inheriting ModuleHolder's): it only forwards to the Impl's.
 bool isHolderConstructor(const FunctionDecl *FD) {
@@ -54,9 +39,8 @@ bool isHolderConstructor(const FunctionDecl *FD) {
 
 /// Calls that are plumbing between user functions and do not count towards
 /// CallDepth.
-bool isFreeHop(const FunctionDecl *FD, const SourceManager &SM) {
-  return isLibraryFunction(FD, SM) || isHolderConstructor(FD) ||
-         FD->isImplicit();
+bool isFreeHop(const FunctionDecl *FD) {
+  return isLibraryFunction(FD) || isHolderConstructor(FD) || FD->isImplicit();
 }
 
 } // namespace
@@ -76,7 +60,6 @@ public:
                  SummaryTable &Table) override {
     LoadFacts &Out = Summary.edit<LoadFacts>();
     ASTContext &Context = Table.context();
-    const SourceManager &SM = Context.getSourceManager();
     const std::vector<const Expr *> Calls = collectCalls(F);
     // What sets the default device inside F: a load after it on every path
     // is out of reach of the caller's default device.
@@ -133,9 +116,8 @@ public:
         ToDefault = Cfg && Cfg->reachableFromEntry(Call, Setters);
       }
       const unsigned Depth =
-          LoaderName
-              ? 0
-              : S->LoadsDepth + (Callee && isFreeHop(Callee, SM) ? 0 : 1);
+          LoaderName ? 0
+                     : S->LoadsDepth + (Callee && isFreeHop(Callee) ? 0 : 1);
       // Keep one load for the notes: one the caller's default device
       // reaches if any, then the shallowest.
       const bool Better =
@@ -195,8 +177,7 @@ MetaScopeLoadFinder::exposedLoad(const FunctionDecl *Callee, Exposure Kind,
   if (CallDepth == 0 || !Ambient.canEnter(Callee))
     return std::nullopt;
   return exposedLoad(Summaries(Context).lookup<LoadFacts>(Callee),
-                     isFreeHop(Callee, Context.getSourceManager()), Kind,
-                     Context);
+                     isFreeHop(Callee), Kind, Context);
 }
 
 std::optional<InnerLoad>
@@ -339,7 +320,7 @@ MetaScopeLoadFinder::findMetaLoadWithin(const FunctionDecl *F, unsigned Depth,
     }
     if (!Ambient.canEnter(Callee) || !definitionWithBody(Callee))
       continue;
-    if (isFreeHop(Callee, SM)) {
+    if (isFreeHop(Callee)) {
       if (FreeHops < MaxFreeHops)
         Found = findMetaLoadWithin(Callee, Depth, FreeHops + 1, Context);
     } else {

@@ -7,6 +7,7 @@
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/ExplicitOptions.h"
 #include "utils/domain/MemberModels.h"
+#include "utils/domain/ModelCalls.h"
 #include "utils/domain/ModelProducers.h"
 #include "utils/domain/OptimizerParameters.h"
 
@@ -31,21 +32,6 @@ std::string helperName(const FunctionDecl *FD) {
     if (Method->getParent()->isLambda())
       return "lambda";
   return qualifiedNameOf(FD);
-}
-
-/// Whether the call passes a device (not only a dtype) to the method.
-bool passesDevice(const CXXMemberCallExpr *Call) {
-  const FunctionDecl *Method = Call->getDirectCallee();
-  if (!Method)
-    return false;
-  for (unsigned I = 0; I < Call->getNumArgs(); ++I) {
-    if (isa<CXXDefaultArgExpr>(Call->getArg(I)))
-      continue;
-    if (I < Method->getNumParams() &&
-        isDeviceType(Method->getParamDecl(I)->getType()))
-      return true;
-  }
-  return false;
 }
 
 /// Methods of standard containers that put an element in.
@@ -377,8 +363,8 @@ void OffloadedParameterFinder::addOperatorCallEvents(
   if (Op->getOperator() != OO_Call)
     return;
   // model(x) on a module holder runs its forward.
-  if (Op->getNumArgs() >= 1 && isModuleOrHolderType(Op->getArg(0)->getType())) {
-    if (std::optional<ModuleRef> Ref = moduleRefOf(Op->getArg(0)))
+  if (const Expr *Model = forwardedModel(Op)) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Model))
       Ev.Needs.push_back(ModelEvent{Op, *Ref, "forward", {}});
     return;
   }
@@ -398,13 +384,13 @@ void OffloadedParameterFinder::addMemberCallEvents(
   const Expr *Object = Call->getImplicitObjectArgument();
   const bool OnModule = isModuleClass(Method->getParent());
   if (OnModule && isNamed(Method, "to")) {
-    if (passesDevice(Call))
-      if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+    if (const Expr *Moved = movedModel(Call))
+      if (std::optional<ModuleRef> Ref = moduleRefOf(Moved))
         Ev.Moves.push_back(ModelEvent{Call, *Ref, "to", {}});
     return;
   }
-  if (OnModule && isNamed(Method, "forward")) {
-    if (std::optional<ModuleRef> Ref = moduleRefOf(Object))
+  if (const Expr *Model = forwardedModel(Call)) {
+    if (std::optional<ModuleRef> Ref = moduleRefOf(Model))
       Ev.Needs.push_back(ModelEvent{Call, *Ref, "forward", {}});
     return;
   }

@@ -14,22 +14,11 @@
 #include <filesystem>
 #include <iostream>
 
+#include "models/text_encoder.h"
+
 namespace fs = std::filesystem;
 
-struct TextEncoderImpl : torch::nn::Module {
-  explicit TextEncoderImpl(const metaguard::Config &config) {
-    const auto vocab = config.at("vocab_size").get<std::int64_t>();
-    const auto hidden = config.at("hidden_size").get<std::int64_t>();
-    embed = register_module("embed", torch::nn::Embedding(vocab, hidden));
-    mix = register_module("mix", torch::nn::Linear(hidden, hidden));
-  }
-  torch::Tensor forward(const torch::Tensor &tokens) {
-    return torch::tanh(mix(embed(tokens)));
-  }
-  torch::nn::Embedding embed{nullptr};
-  torch::nn::Linear mix{nullptr};
-};
-TORCH_MODULE(TextEncoder);
+using models::TextEncoder;
 
 struct CaptionModelImpl : torch::nn::Module {
   CaptionModelImpl(const metaguard::Config &config, const fs::path &encoder_dir) {

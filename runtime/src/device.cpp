@@ -1,5 +1,6 @@
 #include <metaguard/device.h>
 
+#include "empty_model.h"
 #include "meta_factories.h"
 #include "parameter_release.h"
 
@@ -82,6 +83,18 @@ bool detail::process_default_sends_factories_to_meta() {
 bool detail::thread_releases_parameters() {
   return innermost_scope != nullptr && innermost_scope->device().is_meta() &&
          !innermost_scope->include_buffers();
+}
+
+bool detail::thread_meta_scope_live() {
+  return innermost_scope != nullptr && innermost_scope->device().is_meta();
+}
+
+std::string detail::ambient_meta_description() {
+  if (thread_meta_scope_live())
+    return innermost_scope->include_buffers()
+               ? "a meta scope (MetaDeviceScope, DeviceScope(meta), with_meta_device or init_empty_weights(true))"
+               : "init_empty_weights()";
+  return "set_default_device(\"meta\")";
 }
 
 bool meta_factories_available() { return detail::meta_factories_installed(); }

@@ -349,11 +349,25 @@ void load_checkpoint(torch::nn::Module &module,
 
 } // namespace detail
 
-void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
-                  const LoadOptions &options) {
-  const DeviceMap map = detail::load_device_map("load_weights", dir, options);
+namespace {
+// Both entry points load into a built module the same way; `api` names the
+// call in the meta-scope rule's message.
+void load_into(const char *api, torch::nn::Module &module, const std::filesystem::path &dir,
+               const LoadOptions &options) {
+  const DeviceMap map = detail::load_device_map(api, dir, options);
   const auto checkpoint = detail::open_weights(dir, map, options);
   detail::load_checkpoint(module, checkpoint, map, options);
+}
+} // namespace
+
+void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
+                  const LoadOptions &options) {
+  load_into("load_weights", module, dir, options);
+}
+
+void load_checkpoint_and_dispatch(torch::nn::Module &model, const std::filesystem::path &checkpoint,
+                                  const LoadOptions &options) {
+  load_into("load_checkpoint_and_dispatch", model, checkpoint, options);
 }
 
 } // namespace metaguard

@@ -1,11 +1,13 @@
 #include "meta_factories.h"
 #include "torch_compat.h"
 
+#include "empty_model.h"
 #include "parameter_release.h"
 #include "process_fallback.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <metaguard/debug_checks.h>
 
 #include <mutex>
 #include <optional>
@@ -104,6 +106,17 @@ void scope_fallback(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
   send_to_meta(op, stack);
   op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kScopeKey),
                      stack);
+  // Debug builds: what the scope makes (factories, and tensors computed from
+  // them, as randn(...) * 0.02) belongs to an empty model.
+  if (empty_model_checks())
+    mark_outputs_empty(*stack, op.schema().returns().size());
+}
+
+// The process default's kernels: a factory call sent to meta makes a tensor
+// of an empty model (debug builds).
+void mark_default_outputs(const c10::OperatorHandle &op, const torch::jit::Stack &stack, bool sent) {
+  if (sent && empty_model_checks())
+    mark_outputs_empty(stack, op.schema().returns().size());
 }
 
 template <typename T>
@@ -122,10 +135,12 @@ c10::optional<T> optional_argument(const c10::FunctionSchema &schema, const torc
 // the dispatcher would.
 void default_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
                     torch::jit::Stack *stack) {
-  if (process_default_sends_factories_to_meta())
+  const bool sent = process_default_sends_factories_to_meta();
+  if (sent)
     send_to_meta(op, stack);
   op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER, kDefaultKey),
                      stack);
+  mark_default_outputs(op, *stack, sent);
 }
 
 // For operators with a BackendSelect kernel of their own (empty, arange, ...),
@@ -133,7 +148,8 @@ void default_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet keys,
 // (possibly rewritten) dtype, layout and device arguments.
 void default_backend_select_kernel(const c10::OperatorHandle &op, c10::DispatchKeySet,
                                    torch::jit::Stack *stack) {
-  if (process_default_sends_factories_to_meta())
+  const bool sent = process_default_sends_factories_to_meta();
+  if (sent)
     send_to_meta(op, stack);
   const auto &schema = op.schema();
   const std::size_t first = stack->size() - schema.arguments().size();
@@ -142,6 +158,7 @@ void default_backend_select_kernel(const c10::OperatorHandle &op, c10::DispatchK
       optional_argument(schema, *stack, first, "layout", &c10::IValue::toLayout),
       optional_argument(schema, *stack, first, "device", &c10::IValue::toDevice));
   op.redispatchBoxed(c10::DispatchKeySet(backend), stack);
+  mark_default_outputs(op, *stack, sent);
 }
 
 } // namespace

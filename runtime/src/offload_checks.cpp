@@ -6,8 +6,7 @@ namespace metaguard {
 
 namespace {
 // Off until a translation unit compiled without NDEBUG that includes
-// offload_checks.h (offload_hook.h and metaguard.h include it) registers at
-// start-up (the user's debug build, not ours);
+// debug_checks.h registers at start-up (the user's debug build, not ours);
 // an explicit set_verify_on_materialise wins over later registrations.
 std::atomic<bool> g_verify_on_materialise{false};
 std::atomic<bool> g_verify_set_explicitly{false};
@@ -20,10 +19,9 @@ void set_verify_on_materialise(bool on) {
 bool verify_on_materialise() { return g_verify_on_materialise.load(std::memory_order_relaxed); }
 
 namespace detail {
-bool note_debug_translation_unit() noexcept {
+void default_offload_checks_on() noexcept {
   if (!g_verify_set_explicitly.load())
     g_verify_on_materialise.store(true);
-  return true;
 }
 } // namespace detail
 

@@ -1,16 +1,17 @@
-// Transparent offload: the dispatch-key fallback that gives every operator
-// the real values of the offloaded parameters it receives, for that call.
+// Transparent offload: what the tensor key's fallback does for offloaded
+// parameters, giving every operator their real values for that call.
 #include "offload_dispatch.h"
 
+#include "empty_model.h"
 #include "module_walk.h"
-#include "process_fallback.h"
+#include "tensor_mark.h"
 
 #include <metaguard/errors.h>
 #include <metaguard/offload_checks.h>
 #include <metaguard/policy.h>
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/util/strides.h>
 #include <torch/torch.h>
 
 #include <sstream>
@@ -31,13 +32,7 @@ struct OffloadTicket {
 void delete_ticket(void *ticket) { delete static_cast<OffloadTicket *>(ticket); }
 
 const OffloadTicket *ticket_of(const torch::Tensor &tensor) {
-  const c10::TensorImpl *impl = tensor.unsafeGetTensorImpl();
-  if (!impl->has_storage())
-    return nullptr;
-  const c10::DataPtr &ptr = impl->storage().data_ptr();
-  if (ptr.get_deleter() != &delete_ticket)
-    return nullptr;
-  return static_cast<const OffloadTicket *>(ptr.get_context());
+  return static_cast<const OffloadTicket *>(mark_context(tensor, &delete_ticket));
 }
 
 std::string op_name(const c10::OperatorHandle &op) {
@@ -139,6 +134,8 @@ public:
     if (!value.isTensor() || !value.toTensor().key_set().has(kKey))
       return value;
     const torch::Tensor &tensor = value.toTensor();
+    if (is_marked_empty(tensor)) // an empty model's tensor: nothing to load
+      return value;
     const c10::StorageImpl *storage = tensor.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl();
     for (const auto &[seen, loaded] : loaded_)
       if (seen == storage && use == Use::Read)
@@ -152,6 +149,8 @@ private:
   const c10::OperatorHandle &op_;
   std::vector<std::pair<const c10::StorageImpl *, torch::Tensor>> loaded_;
 };
+
+} // namespace
 
 void replace_offloaded(const c10::OperatorHandle &op, torch::jit::Stack &stack) {
   const auto &arguments = op.schema().arguments();
@@ -171,53 +170,19 @@ void replace_offloaded(const c10::OperatorHandle &op, torch::jit::Stack &stack) 
   }
 }
 
-// Operators on a tensor's autograd bookkeeping or identity, not its values:
-// they run on the meta tensor (views keep the mark and the storage, so they
-// load themselves in turn).
-bool needs_no_values(const c10::OperatorHandle &op) {
-  static const std::unordered_set<std::string> names = {
-      "aten::requires_grad_", "aten::retain_grad", "aten::retains_grad", "aten::is_leaf", "aten::output_nr",
-      "aten::_version",       "aten::data",        "aten::_fw_primal",   "aten::detach"};
-  return names.count(op.schema().name()) != 0;
-}
-
-void offload_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
-  if (!needs_no_values(op))
-    replace_offloaded(op, *stack);
-  // The arguments are real tensors now (meta ones for bookkeeping operators);
-  // excluding the key keeps anything left over from coming back here.
-  c10::impl::ExcludeDispatchKeyGuard exclude(kKey);
-  op.callBoxed(stack);
-}
-
-bool fallback_installed() {
-  static const bool installed = register_process_fallback(
-      kKey, c10::KernelFunction::makeFromBoxedFunction<&offload_fallback>(),
-      "metaguard: offloaded parameters load themselves", "make offloaded parameters load themselves",
-      "models with offloaded parameters need OnloadGuard in their forward");
-  return installed;
-}
-
-} // namespace
-
 void tag_offloaded(const torch::Tensor &param, const std::shared_ptr<OffloadHook> &hook, std::size_t index) {
   const OffloadedParam &record = hook->params.at(index);
   const auto dtype = caffe2::TypeMeta::fromScalarType(record.dtype);
-  // The key set of a plain meta tensor (backend and autograd keys), plus ours.
+  // The key set of a plain meta tensor (backend and autograd keys): the
+  // parameter may be a real one being offloaded.
   static const c10::DispatchKeySet meta_keys = torch::empty({0}, torch::TensorOptions().device(torch::kMeta)).key_set();
-  c10::DispatchKeySet keys = meta_keys;
-  if (fallback_installed())
-    keys = keys.add(kKey);
-  auto *ticket = new OffloadTicket{hook, index, record.key};
-  c10::DataPtr data(nullptr, ticket, &delete_ticket, c10::Device(c10::kMeta));
   std::int64_t elements = 1;
   for (const auto size : record.sizes)
     elements *= size;
-  c10::Storage storage(c10::Storage::use_byte_size_t(), elements * static_cast<std::int64_t>(dtype.itemsize()),
-                       std::move(data), /*allocator=*/nullptr, /*resizable=*/false);
-  auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), keys, dtype);
-  impl->set_sizes_contiguous(record.sizes);
-  param.unsafeGetTensorImpl()->shallow_copy_from(impl);
+  const c10::DimVector strides = c10::contiguous_strides(record.sizes);
+  put_mark(param,
+           {meta_keys, dtype, static_cast<std::size_t>(elements) * dtype.itemsize(), record.sizes, strides, 0},
+           new OffloadTicket{hook, index, record.key}, &delete_ticket);
 }
 
 void untag_offloaded(const torch::Tensor &param) {

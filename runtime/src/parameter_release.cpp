@@ -1,5 +1,9 @@
 #include "parameter_release.h"
 
+#include "empty_model.h"
+
+#include <metaguard/debug_checks.h>
+
 #include <ATen/ATen.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/core/UndefinedTensorImpl.h>
@@ -37,6 +41,8 @@ void to_meta_in_place(const at::Tensor &tensor) {
   const at::Tensor meta = at::empty_strided(tensor.sizes(), tensor.strides(),
                                             tensor.options().device(at::kMeta));
   tensor.unsafeGetTensorImpl()->shallow_copy_from(meta.getIntrusivePtr());
+  if (empty_model_checks()) // debug builds: it belongs to an empty model now
+    mark_empty(tensor);
 }
 
 // Releases the watched tensors that are parameters now; forgets them and the

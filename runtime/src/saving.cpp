@@ -6,6 +6,7 @@
 #include <metaguard/saving.h>
 
 #include "committed_config.h"
+#include "empty_model.h"
 #include "remembered_config.h"
 #include "posix_file.h"
 #include "safetensors_writer.h"
@@ -323,6 +324,8 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
   const bool offloaded = has_offloaded_parameters(module);
   if (offloaded)
     verify_dispatch(module); // an offloaded parameter without its bytes must not be saved empty
+  else
+    detail::refuse_empty_save(checkpoint_state(module), dir); // a model built empty, never given weights
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir))

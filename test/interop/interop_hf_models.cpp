@@ -8,6 +8,12 @@
 //                            [--to D] [--first-to D]
 //   interop_hf_models random <arch> <config.json> <out_dir> <max_shard_size>
 //                            <inputs> <out>
+//   interop_hf_models dispatch <arch> <checkpoint> <inputs> <out> <device_map>
+//
+// dispatch builds the model empty (from_config under init_empty_weights) and
+// gives it the checkpoint with load_checkpoint_and_dispatch and <device_map>,
+// a JSON object of module prefix -> "cpu" / "disk", as accelerate's recipe
+// for big models does; it prints the offloaded parameters' names (JSON).
 //
 // resave --to converts the loaded model to D before saving; --first-to only
 // its first floating-point parameter (mixed dtypes).
@@ -93,6 +99,15 @@ metaguard::SaveOptions shards_of(const std::string &size) {
   return options;
 }
 
+// A JSON object of module prefix -> placement ("cpu", "disk").
+metaguard::DeviceMap device_map_of(const std::string &text) {
+  metaguard::DeviceMap map;
+  const auto entries = nlohmann::json::parse(text);
+  for (const auto &[prefix, placement] : entries.items())
+    map.set(prefix, placement.get<std::string>());
+  return map;
+}
+
 template <class Model> int command(const std::vector<std::string> &args) {
   const std::string &what = args.at(0);
   if (what == "logits") {
@@ -120,6 +135,17 @@ template <class Model> int command(const std::vector<std::string> &args) {
         metaguard::from_config<Model>(metaguard::load_config(args.at(2)));
     metaguard::save_pretrained(*model, args.at(3), shards_of(args.at(4)));
     save_outputs(model, args.at(5), args.at(6));
+  } else if (what == "dispatch") {
+    metaguard::LoadOptions options;
+    options.device_map = device_map_of(args.at(5));
+    Model model{nullptr};
+    {
+      auto scope = metaguard::init_empty_weights();
+      model = metaguard::from_config<Model>(metaguard::load_config(args.at(2)));
+    }
+    metaguard::load_checkpoint_and_dispatch(*model, args.at(2), options);
+    save_outputs(model, args.at(3), args.at(4));
+    std::cout << nlohmann::json(metaguard::offloaded_parameter_names(*model)).dump() << '\n';
   } else {
     throw std::invalid_argument("unknown command '" + what + "'");
   }

@@ -5,7 +5,10 @@
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace clang::tidy::metaguard {
@@ -30,7 +33,47 @@ CfgReachability::build(const Decl *D, const Stmt *Body, ASTContext &Context) {
   if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(D))
     for (const CXXCtorInitializer *Init : Ctor->inits())
       Result->Parents.index(Init->getInit());
+  if (Result->Graph->try_blocks_begin() != Result->Graph->try_blocks_end())
+    Result->indexTryBlocks();
   return Result;
+}
+
+void CfgReachability::indexTryBlocks() {
+  // Each statement the CFG evaluates belongs to the try blocks around it.
+  for (const CFGBlock *Block : *Graph) {
+    if (!Block)
+      continue;
+    llvm::SmallPtrSet<const CXXTryStmt *, 2> Tries;
+    for (const CFGElement &Element : *Block) {
+      compat::Optional<CFGStmt> S = Element.getAs<CFGStmt>();
+      if (!S)
+        continue;
+      const Stmt *Child = S->getStmt();
+      for (unsigned Steps = 0; Child && Steps < 256; ++Steps) {
+        const Stmt *Parent = Parents.parent(Child);
+        if (const auto *Try = dyn_cast_or_null<CXXTryStmt>(Parent);
+            Try && Try->getTryBlock() == Child)
+          Tries.insert(Try);
+        Child = Parent;
+      }
+    }
+    for (const CFGBlock *Dispatch :
+         llvm::make_range(Graph->try_blocks_begin(), Graph->try_blocks_end()))
+      if (Tries.count(
+              dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt())))
+        TryBodies[Dispatch->getBlockID()].push_back(Block->getBlockID());
+  }
+}
+
+bool CfgReachability::insideTryBlock(const Stmt *S,
+                                     const CXXTryStmt *Try) const {
+  const Stmt *Block = Try->getTryBlock();
+  for (unsigned Steps = 0; S && Steps < 256; ++Steps) {
+    if (S == Block)
+      return true;
+    S = Parents.parent(S);
+  }
+  return false;
 }
 
 CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
@@ -113,25 +156,26 @@ CfgReachability::destructions(const Expr *Construct) const {
 std::optional<CfgReachability::Reach> CfgReachability::findReachingGen(
     const Stmt *Target, llvm::ArrayRef<const Stmt *> Gens,
     llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
-    llvm::ArrayRef<const Expr *> Ended) const {
+    llvm::ArrayRef<const Expr *> Ended, Paths Through) const {
   std::optional<Position> TargetPos = position(Target);
   if (!TargetPos)
     return std::nullopt;
-  return search(*TargetPos, Gens, Kills, EntryIsGen, Ended);
+  return search(*TargetPos, Gens, Kills, EntryIsGen, Ended, Through);
 }
 
 std::optional<CfgReachability::Reach> CfgReachability::findReachingGenAtExit(
     llvm::ArrayRef<const Stmt *> Gens, llvm::ArrayRef<const Stmt *> Kills,
-    bool EntryIsGen, llvm::ArrayRef<const Expr *> Ended) const {
+    bool EntryIsGen, llvm::ArrayRef<const Expr *> Ended, Paths Through) const {
   const CFGBlock &Exit = Graph->getExit();
   return search(Position{Exit.getBlockID(), static_cast<unsigned>(Exit.size())},
-                Gens, Kills, EntryIsGen, Ended);
+                Gens, Kills, EntryIsGen, Ended, Through);
 }
 
 std::optional<CfgReachability::Reach>
 CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
                         llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
-                        llvm::ArrayRef<const Expr *> Ended) const {
+                        llvm::ArrayRef<const Expr *> Ended,
+                        Paths Through) const {
 
   // Events per block: element index -> (is gen, statement).
   struct Event {
@@ -153,13 +197,17 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
 
   // Scans Block backwards from element End (exclusive). Returns 1 for a gen
   // (stored in Found), 0 for a kill, -1 if the scan passed the whole range.
-  auto Scan = [&](unsigned Block, unsigned End, const Stmt *&Found) -> int {
+  // On the way into a handler of Ignored, its try block's kills do not count.
+  auto Scan = [&](unsigned Block, unsigned End, const Stmt *&Found,
+                  const CXXTryStmt *Ignored) -> int {
     auto It = Events.find(Block);
     if (It == Events.end())
       return -1;
     const Event *Best = nullptr;
     for (const Event &E : It->second) {
       if (E.Index >= End)
+        continue;
+      if (Ignored && !E.IsGen && insideTryBlock(E.S, Ignored))
         continue;
       // Latest element wins; at the same element a kill wins over a gen.
       if (!Best || E.Index > Best->Index ||
@@ -174,16 +222,49 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
 
   const unsigned NumBlocks = Graph->getNumBlockIDs();
   llvm::BitVector Visited(NumBlocks);
-  llvm::SmallVector<const CFGBlock *, 16> Worklist;
+  // Blocks visited on the way into a handler, by the try whose kills are
+  // ignored there.
+  llvm::DenseSet<std::pair<unsigned, const CXXTryStmt *>> VisitedIgnoring;
+  struct Item {
+    const CFGBlock *Block;
+    const CXXTryStmt *Ignored;
+  };
+  llvm::SmallVector<Item, 16> Worklist;
   const CFGBlock *Entry = &Graph->getEntry();
 
-  auto PushPreds = [&](const CFGBlock *Block) {
+  auto Push = [&](const CFGBlock *P, const CXXTryStmt *Ignored) {
+    if (!P)
+      return;
+    const unsigned Id = P->getBlockID();
+    if (Ignored) {
+      if (!VisitedIgnoring.insert({Id, Ignored}).second)
+        return;
+    } else {
+      if (Visited.test(Id))
+        return;
+      Visited.set(Id);
+    }
+    Worklist.push_back({P, Ignored});
+  };
+  auto PushPreds = [&](const CFGBlock *Block, const CXXTryStmt *Ignored) {
+    for (const CFGBlock::AdjacentBlock &Pred : Block->preds())
+      Push(Pred.getReachableBlock(), Ignored);
+    // A handler is entered from anywhere in its try block.
+    if (Through != Paths::WithHandlers ||
+        !isa_and_nonnull<CXXCatchStmt>(Block->getLabel()))
+      return;
     for (const CFGBlock::AdjacentBlock &Pred : Block->preds()) {
-      const CFGBlock *P = Pred.getReachableBlock();
-      if (P && !Visited.test(P->getBlockID())) {
-        Visited.set(P->getBlockID());
-        Worklist.push_back(P);
-      }
+      const CFGBlock *Dispatch = Pred.getReachableBlock();
+      const auto *Try =
+          Dispatch ? dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt())
+                   : nullptr;
+      auto Body =
+          Try ? TryBodies.find(Dispatch->getBlockID()) : TryBodies.end();
+      if (Body == TryBodies.end())
+        continue;
+      for (unsigned Id : Body->second)
+        if (Id < ById.size())
+          Push(ById[Id], Try);
     }
   };
 
@@ -193,19 +274,19 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
   if (!TargetBlock)
     return std::nullopt;
   const Stmt *Found = nullptr;
-  int R = Scan(TargetPos.Block, TargetPos.Index, Found);
+  int R = Scan(TargetPos.Block, TargetPos.Index, Found, nullptr);
   if (R == 1)
     return Reach{Found};
   if (R == 0)
     return std::nullopt;
   if (TargetBlock == Entry && EntryIsGen)
     return Reach{nullptr};
-  PushPreds(TargetBlock);
+  PushPreds(TargetBlock, nullptr);
 
   while (!Worklist.empty()) {
-    const CFGBlock *Block = Worklist.pop_back_val();
+    const auto [Block, Ignored] = Worklist.pop_back_val();
     Found = nullptr;
-    R = Scan(Block->getBlockID(), Block->size(), Found);
+    R = Scan(Block->getBlockID(), Block->size(), Found, Ignored);
     if (R == 1)
       return Reach{Found};
     if (R == 0)
@@ -215,7 +296,7 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
         return Reach{nullptr};
       continue;
     }
-    PushPreds(Block);
+    PushPreds(Block, Ignored);
   }
   return std::nullopt;
 }

@@ -7,6 +7,11 @@
 // target statement that passes no "kill" statement? Loop back edges count,
 // so a gen late in a loop body reaches a target early in the same body.
 //
+// Clang's CFG has no edges for exceptions: a catch handler is unreachable.
+// A query may ask for the paths through handlers too (Paths::WithHandlers):
+// an exception may leave its try block anywhere, so on the way into a
+// handler the kills inside that try block do not count, while its gens do.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef METAGUARD_CHECKS_UTILS_CFGREACHABILITY_H
@@ -35,6 +40,15 @@ public:
     const Stmt *Gen = nullptr;
   };
 
+  /// Which paths a query follows.
+  enum class Paths {
+    /// The CFG's edges: catch handlers are never entered.
+    Normal,
+    /// Also from anywhere in a try block into its catch handlers, the try
+    /// block's kills not counting on that way (it may throw before them).
+    WithHandlers,
+  };
+
   /// Builds the CFG of Body, the body of D (a function, method, constructor,
   /// or lambda call operator). Returns nullptr when Clang cannot build it.
   /// Constructors include their member initialisers and in-class default
@@ -60,22 +74,29 @@ public:
   /// full-expression for a temporary). A construction whose object is not
   /// destroyed in this function (a return value, a heap object, a member
   /// being initialised) kills nothing.
-  std::optional<Reach>
-  findReachingGen(const Stmt *Target, llvm::ArrayRef<const Stmt *> Gens,
-                  llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen = false,
-                  llvm::ArrayRef<const Expr *> Ended = {}) const;
+  std::optional<Reach> findReachingGen(const Stmt *Target,
+                                       llvm::ArrayRef<const Stmt *> Gens,
+                                       llvm::ArrayRef<const Stmt *> Kills,
+                                       bool EntryIsGen = false,
+                                       llvm::ArrayRef<const Expr *> Ended = {},
+                                       Paths Through = Paths::Normal) const;
 
   /// Like findReachingGen, with the function's exit as the target: how the
-  /// function can return (or end) with a gen that no kill followed.
+  /// function can return (or end) with a gen that no kill followed. With
+  /// Paths::WithHandlers, an exception that leaves the function is not a
+  /// way to its exit (only handlers are entered).
   std::optional<Reach> findReachingGenAtExit(
       llvm::ArrayRef<const Stmt *> Gens, llvm::ArrayRef<const Stmt *> Kills,
-      bool EntryIsGen = false, llvm::ArrayRef<const Expr *> Ended = {}) const;
+      bool EntryIsGen = false, llvm::ArrayRef<const Expr *> Ended = {},
+      Paths Through = Paths::Normal) const;
 
   /// Convenience: whether Target is reachable from the function's entry
   /// without passing a statement of Kills.
   bool reachableFromEntry(const Stmt *Target,
-                          llvm::ArrayRef<const Stmt *> Kills) const {
-    return findReachingGen(Target, {}, Kills, /*EntryIsGen=*/true).has_value();
+                          llvm::ArrayRef<const Stmt *> Kills,
+                          Paths Through = Paths::Normal) const {
+    return findReachingGen(Target, {}, Kills, /*EntryIsGen=*/true, {}, Through)
+        .has_value();
   }
 
   /// Whether the object Construct builds is destroyed in this function (see
@@ -99,11 +120,14 @@ private:
   std::optional<Position> position(const Stmt *S) const;
   /// The CFG elements that destroy the object Construct builds.
   llvm::ArrayRef<Position> destructions(const Expr *Construct) const;
-  std::optional<Reach> search(Position Target,
-                              llvm::ArrayRef<const Stmt *> Gens,
-                              llvm::ArrayRef<const Stmt *> Kills,
-                              bool EntryIsGen,
-                              llvm::ArrayRef<const Expr *> Ended) const;
+  std::optional<Reach>
+  search(Position Target, llvm::ArrayRef<const Stmt *> Gens,
+         llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
+         llvm::ArrayRef<const Expr *> Ended, Paths Through) const;
+  /// Indexes the try blocks (only for CFGs that have some).
+  void indexTryBlocks();
+  /// Whether S is inside the try block (not a handler) of Try.
+  bool insideTryBlock(const Stmt *S, const CXXTryStmt *Try) const;
 
   std::unique_ptr<CFG> Graph;
   const Stmt *Body;
@@ -116,6 +140,9 @@ private:
   llvm::DenseMap<const Stmt *, llvm::SmallVector<Position, 1>> TemporaryEnds;
   StmtParents Parents;
   std::vector<const CFGBlock *> ById;
+  /// Try dispatch block -> the blocks that evaluate a statement of its try
+  /// block (where an exception into its handlers may come from).
+  llvm::DenseMap<unsigned, llvm::SmallVector<unsigned, 8>> TryBodies;
 };
 
 /// Builds each function's CFG once and keeps it for the translation unit.

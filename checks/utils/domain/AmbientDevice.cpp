@@ -7,6 +7,7 @@
 #include "utils/domain/DeviceFacts.h"
 
 #include "clang/AST/ExprCXX.h"
+#include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -33,7 +34,106 @@ template <class Fn> bool anyEnclosingFunction(const FunctionDecl *FD, Fn Pred) {
   return false;
 }
 
+AST_MATCHER_P(clang::NamedDecl, nameInList, const NameList *, List) {
+  return List->matches(&Node);
+}
+
+AST_MATCHER_P(clang::VarDecl, isMetaGuard, const ScopeGuardClassifier *,
+              Guards) {
+  std::optional<DeviceKind> Kind = Guards->classify(&Node);
+  return Kind && *Kind == DeviceKind::Meta;
+}
+
+AST_MATCHER_P(clang::ParmVarDecl, isMetaGuardParameter,
+              const ScopeGuardClassifier *, Guards) {
+  return Guards->isMetaGuardParameter(&Node);
+}
+
+// The names the source matchers bind, distinct from those of the checks.
+constexpr llvm::StringLiteral GuardNode = "ambient-guard";
+constexpr llvm::StringLiteral HelperCallNode = "ambient-helper-call";
+constexpr llvm::StringLiteral SetterNode = "ambient-setter";
+constexpr llvm::StringLiteral ScopeCallNode = "ambient-scope-call";
+
 } // namespace
+
+void AmbientDevice::registerSourceMatchers(
+    ast_matchers::MatchFinder *Finder,
+    ast_matchers::MatchFinder::MatchCallback *Callback) {
+  using namespace ast_matchers;
+  // Every function with a source of meta state is analysed once: a local
+  // guard variable, a default-device setter call, or a scope-function call.
+  Finder->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()),
+                             unless(isExpansionInSystemHeader()),
+                             isMetaGuard(&Guards))
+                         .bind(GuardNode),
+                     Callback);
+  // A guard passed by reference: the function runs inside its scope.
+  Finder->addMatcher(parmVarDecl(unless(isExpansionInSystemHeader()),
+                                 isMetaGuardParameter(&Guards))
+                         .bind(GuardNode),
+                     Callback);
+  // A call to a function of the user's that may leave the default device
+  // meta (decided from its summary), constructors included.
+  Finder->addMatcher(
+      callExpr(unless(isExpansionInSystemHeader()),
+               callee(functionDecl(unless(isExpansionInSystemHeader()),
+                                   unless(nameInList(&Setters)))))
+          .bind(HelperCallNode),
+      Callback);
+  Finder->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
+                                      hasDeclaration(cxxConstructorDecl(
+                                          unless(isExpansionInSystemHeader()))))
+                         .bind(HelperCallNode),
+                     Callback);
+  // std::make_unique<Session>() and kin run the user's constructor from a
+  // system header.
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(hasAnyName(
+                                  "::std::make_unique", "::std::make_shared",
+                                  "::std::allocate_shared"))))
+                         .bind(HelperCallNode),
+                     Callback);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(nameInList(&Setters))))
+                         .bind(SetterNode),
+                     Callback);
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl(nameInList(&ScopeFunctions))))
+                         .bind(ScopeCallNode),
+                     Callback);
+}
+
+llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
+    const ast_matchers::MatchFinder::MatchResult &Result, SummaryTable &Table) {
+  ASTContext &Context = *Result.Context;
+  llvm::SmallVector<EnclosingFunction, 2> Found;
+  if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>(GuardNode)) {
+    Found.push_back(Functions.enclosing(Var, Context));
+  } else if (const auto *Call = Result.Nodes.getNodeAs<Expr>(HelperCallNode)) {
+    if (!canEnter(calledFunction(Call)))
+      return Found;
+    // Any function the call may run: an override of a virtual one too.
+    std::optional<HelperEffect> Effect = helperEffect(Call, Table);
+    if (Effect && Effect->Meta)
+      Found.push_back(Functions.enclosing(Call, Context));
+  } else if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>(SetterNode)) {
+    if (Call->getNumArgs() > 0 &&
+        classifyDeviceExpr(Call->getArg(0)) == DeviceKind::Meta)
+      Found.push_back(Functions.enclosing(Call, Context));
+  } else if (const auto *Call =
+                 Result.Nodes.getNodeAs<CallExpr>(ScopeCallNode)) {
+    // The lambdas it runs are meta throughout; other callables are followed
+    // from the enclosing function.
+    for (const Expr *Arg : Call->arguments())
+      if (const auto *Lambda = lambdaOfCallable(Arg))
+        if (Lambda->IgnoreImplicit() ==
+            Arg->IgnoreImplicit()->IgnoreParenImpCasts())
+          Found.push_back({Lambda->getCallOperator(), Lambda});
+    Found.push_back(Functions.enclosing(Call, Context));
+  }
+  return Found;
+}
 
 std::optional<AmbientDevice::HelperEffect>
 AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table) {

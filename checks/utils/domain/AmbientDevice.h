@@ -23,6 +23,7 @@
 #include "utils/domain/ScopeGuards.h"
 #include "utils/summaries/FunctionSummaries.h"
 
+#include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -141,6 +142,24 @@ public:
 
   /// The facet that computes DeviceFacts, for the summary table.
   SummaryFacet *facet();
+
+  /// Registers, for Callback, matchers of the places in the user's code
+  /// where the meta device may become ambient: a meta guard variable or
+  /// parameter, a default-device setter call, a call of a helper or a
+  /// constructor of the user's (which may leave it meta), a scope function's
+  /// call. Code in system headers is left out: LibTorch's and the standard
+  /// library's own code is never where the mistake is written.
+  void
+  registerSourceMatchers(ast_matchers::MatchFinder *Finder,
+                         ast_matchers::MatchFinder::MatchCallback *Callback);
+  /// For a match of those matchers: the functions in which the meta device
+  /// is then ambient somewhere (the lambdas a scope function runs, then the
+  /// function around the match), each once per match; empty when the match
+  /// makes nothing meta (a helper that leaves the default device alone, a
+  /// setter given another device) or is not one of them.
+  llvm::SmallVector<EnclosingFunction, 2>
+  functionsWithSource(const ast_matchers::MatchFinder::MatchResult &Result,
+                      SummaryTable &Table);
 
   std::optional<HelperEffect> helperEffect(const Expr *Call,
                                            SummaryTable &Table);

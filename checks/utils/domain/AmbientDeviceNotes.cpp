@@ -6,16 +6,43 @@
 
 namespace clang::tidy::metaguard {
 
+namespace {
+
+constexpr llvm::StringLiteral GuardNote =
+    "meta-device scope '%0' is %select{active from here to the end of its "
+    "block|passed in here, so it is active for the whole function}1";
+constexpr llvm::StringLiteral ScopeFunctionNote =
+    "'%0' runs %select{this lambda|'%2'}1 on the meta device";
+constexpr llvm::StringLiteral SetterNote =
+    "the default device is set to meta here";
+
+} // namespace
+
+void noteAmbientOriginAt(ClangTidyCheck &Check, AmbientDevice::Source Kind,
+                         SourceLocation Loc, llvm::StringRef Name) {
+  if (Loc.isInvalid())
+    return;
+  switch (Kind) {
+  case AmbientDevice::Source::ScopeGuard:
+    Check.diag(Loc, GuardNote, DiagnosticIDs::Note) << Name << false;
+    break;
+  case AmbientDevice::Source::ScopeFunction:
+    Check.diag(Loc, ScopeFunctionNote, DiagnosticIDs::Note)
+        << Name << false << "";
+    break;
+  case AmbientDevice::Source::DefaultDevice:
+    Check.diag(Loc, SetterNote, DiagnosticIDs::Note);
+    break;
+  }
+}
+
 void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
                        const Expr *Call, llvm::StringRef What, bool ThroughCall,
                        const SourceManager &SM) {
   switch (O.Kind) {
   case AmbientDevice::Source::ScopeGuard: {
     const auto *Var = cast<VarDecl>(O.OriginDecl);
-    Check.diag(SM.getFileLoc(Var->getLocation()),
-               "meta-device scope '%0' is %select{active from here to the end "
-               "of its block|passed in here, so it is active for the whole "
-               "function}1",
+    Check.diag(SM.getFileLoc(Var->getLocation()), GuardNote,
                DiagnosticIDs::Note)
         << Var->getName() << isa<ParmVarDecl>(Var);
     break;
@@ -23,8 +50,7 @@ void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
   case AmbientDevice::Source::ScopeFunction: {
     const auto *ScopeCall = cast<CallExpr>(O.OriginStmt);
     const FunctionDecl *Fn = ScopeCall->getDirectCallee();
-    Check.diag(SM.getFileLoc(ScopeCall->getBeginLoc()),
-               "'%0' runs %select{this lambda|'%2'}1 on the meta device",
+    Check.diag(SM.getFileLoc(ScopeCall->getBeginLoc()), ScopeFunctionNote,
                DiagnosticIDs::Note)
         << (Fn ? displayName(Fn) : unresolvedCalleeName(ScopeCall).str())
         << (ThroughCall && ScopeCall == Call) << What;
@@ -32,8 +58,8 @@ void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
   }
   case AmbientDevice::Source::DefaultDevice:
     if (O.Helper.empty()) {
-      Check.diag(SM.getFileLoc(O.OriginStmt->getBeginLoc()),
-                 "the default device is set to meta here", DiagnosticIDs::Note);
+      Check.diag(SM.getFileLoc(O.OriginStmt->getBeginLoc()), SetterNote,
+                 DiagnosticIDs::Note);
       break;
     }
     Check.diag(SM.getFileLoc(O.OriginStmt->getBeginLoc()),
@@ -42,8 +68,7 @@ void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
                DiagnosticIDs::Note)
         << O.Helper << O.UntilDestroyed;
     if (O.InnerSetter.isValid())
-      Check.diag(O.InnerSetter, "the default device is set to meta here",
-                 DiagnosticIDs::Note);
+      Check.diag(O.InnerSetter, SetterNote, DiagnosticIDs::Note);
     break;
   }
 }

@@ -23,6 +23,13 @@ void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
                        const Expr *Call, llvm::StringRef What, bool ThroughCall,
                        const SourceManager &SM);
 
+/// The same note for an origin known only as a fact (a function summary,
+/// possibly of another file): its kind, where it is (the guard variable,
+/// the scope function's call, the setter call that set meta) and the
+/// guard's or the scope function's name.
+void noteAmbientOriginAt(ClangTidyCheck &Check, AmbientDevice::Source Kind,
+                         SourceLocation Loc, llvm::StringRef Name);
+
 } // namespace clang::tidy::metaguard
 
 #endif // METAGUARD_CHECKS_UTILS_AMBIENTDEVICENOTES_H

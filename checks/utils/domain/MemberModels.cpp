@@ -15,6 +15,27 @@ bool isMemberModel(const ModuleRef &Ref, const CXXMethodDecl *Method) {
              Method->getParent()->getCanonicalDecl();
 }
 
+bool hasMemberModels(const CXXRecordDecl *RD) {
+  RD = RD ? RD->getDefinition() : nullptr;
+  if (!RD)
+    return false;
+  for (const FieldDecl *Field : RD->fields())
+    if (isModelValueType(Field->getType()) ||
+        isModelContainerType(Field->getType()))
+      return true;
+  return false;
+}
+
+const FieldDecl *fieldAt(const CXXRecordDecl *RD, unsigned Index) {
+  RD = RD ? RD->getDefinition() : nullptr;
+  if (!RD)
+    return nullptr;
+  for (const FieldDecl *Field : RD->fields())
+    if (Field->getFieldIndex() == Index)
+      return Field;
+  return nullptr;
+}
+
 llvm::SmallVector<const CXXMethodDecl *, 8>
 laterMethods(const CXXMethodDecl *Method) {
   llvm::SmallVector<const CXXMethodDecl *, 8> Result;

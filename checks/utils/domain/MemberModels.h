@@ -21,6 +21,14 @@ namespace clang::tidy::metaguard {
 /// model the object keeps between calls.
 bool isMemberModel(const ModuleRef &Ref, const CXXMethodDecl *Method);
 
+/// Whether objects of RD keep models: a data member (of RD itself) that is
+/// a model (ModuleExprs' isModelValueType) or a standard container of them.
+bool hasMemberModels(const CXXRecordDecl *RD);
+
+/// The data member of RD with field index Index (FieldDecl::getFieldIndex,
+/// the same in every translation unit), or nullptr.
+const FieldDecl *fieldAt(const CXXRecordDecl *RD, unsigned Index);
+
 /// The methods of Method's class that may run on the same object after
 /// Method: the other non-static methods whose definitions this translation
 /// unit has outside system headers, except constructors and destructors

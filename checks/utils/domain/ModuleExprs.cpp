@@ -23,20 +23,6 @@ constexpr unsigned MaxAliasHops = 8;
 constexpr llvm::StringLiteral ContainerAccessors[] = {
     "at", "front", "back", "begin", "cbegin", "rbegin", "find", "data"};
 
-/// Whether T is a model or a smart pointer to one.
-bool isModelValueType(QualType T) {
-  if (isModuleOrHolderType(T))
-    return true;
-  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
-      T->getAsCXXRecordDecl());
-  return Spec &&
-         (isNamed(Spec->getSpecializedTemplate(), "shared_ptr") ||
-          isNamed(Spec->getSpecializedTemplate(), "unique_ptr")) &&
-         Spec->getTemplateArgs().size() > 0 &&
-         Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type &&
-         isModuleOrHolderType(Spec->getTemplateArgs()[0].getAsType());
-}
-
 /// A local variable that merely names another object.
 bool isAliasCandidate(const VarDecl *VD) {
   return VD && VD->hasLocalStorage() && !isa<ParmVarDecl>(VD) &&
@@ -199,6 +185,22 @@ bool isModuleOrHolderType(QualType T) {
          });
 }
 
+bool isModelValueType(QualType T) {
+  if (T.isNull())
+    return false;
+  T = T.getNonReferenceType();
+  if (isModuleOrHolderType(T))
+    return true;
+  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
+      T->getAsCXXRecordDecl());
+  return Spec &&
+         (isNamed(Spec->getSpecializedTemplate(), "shared_ptr") ||
+          isNamed(Spec->getSpecializedTemplate(), "unique_ptr")) &&
+         Spec->getTemplateArgs().size() > 0 &&
+         Spec->getTemplateArgs()[0].getKind() == TemplateArgument::Type &&
+         isModuleOrHolderType(Spec->getTemplateArgs()[0].getAsType());
+}
+
 bool isModelContainerType(QualType T) {
   if (T.isNull())
     return false;
@@ -230,6 +232,11 @@ bool isTensorType(QualType T) {
   const CXXRecordDecl *RD = T.getNonReferenceType()->getAsCXXRecordDecl();
   return recordOrBase(
       RD, [](const CXXRecordDecl *R) { return isNamed(R, "Tensor"); });
+}
+
+bool isTensorClass(const CXXRecordDecl *RD) {
+  return RD &&
+         (isNamed(RD, "TensorBase") || isTensorType(compat::recordType(RD)));
 }
 
 namespace {

@@ -81,6 +81,10 @@ bool isModuleClass(const CXXRecordDecl *RD);
 /// derived from torch::nn::ModuleHolder<...>).
 bool isModuleOrHolderType(QualType T);
 
+/// Whether T (references and cv-qualifiers ignored) is a model: a module, a
+/// holder, or a std::shared_ptr / std::unique_ptr to one.
+bool isModelValueType(QualType T);
+
 /// Whether T (references and cv-qualifiers ignored) is a standard container
 /// (std::vector, std::map, std::array, ...) of models or of smart pointers
 /// to models. Its elements are not told apart: an element stands for the
@@ -96,6 +100,11 @@ bool isStandardElementMember(const FieldDecl *Field);
 /// named Tensor (at::Tensor / torch::Tensor) or derived from one
 /// (torch::autograd::Variable, Parameter types).
 bool isTensorType(QualType T);
+
+/// Whether RD is a tensor class: at::Tensor (and what derives from it) or
+/// at::TensorBase, which declares some of the tensor methods itself
+/// (`data_ptr`, in-place ones).
+bool isTensorClass(const CXXRecordDecl *RD);
 
 /// Whether T (references, pointers and cv-qualifiers ignored) is a tensor or
 /// a standard or LibTorch container of them: what parameters() and

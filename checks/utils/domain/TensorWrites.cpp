@@ -22,13 +22,6 @@ constexpr llvm::StringLiteral ElementAccessors[] = {
     "value", "values", "items", "pairs", "at",
     "find",  "front",  "back",  "begin", "cbegin"};
 
-/// Whether RD is a tensor class: at::Tensor (and what derives from it) or
-/// at::TensorBase, which declares some in-place methods itself.
-bool isTensorClass(const CXXRecordDecl *RD) {
-  return RD &&
-         (isNamed(RD, "TensorBase") || isTensorType(compat::recordType(RD)));
-}
-
 /// Whether the value of E (a call) is thrown away: it is an expression
 /// statement, so the call is made for what it does to its object.
 bool isDiscarded(const Expr *E, const StmtParents &Parents) {

@@ -33,14 +33,13 @@ constexpr unsigned MaxRounds = 16;
 unsigned bit(const FacetKind &K) { return 1u << K.id(); }
 
 /// Whether the facts of kind K in A and B are the same, absent facts being
-/// the facet's defaults.
+/// the facet's defaults (which say nothing, so only an empty side matches).
 bool sameFacts(const FunctionSummary &A, const FunctionSummary &B,
                const FacetKind &K) {
   const FacetFacts *FA = A.facts(K), *FB = B.facts(K);
-  if (!FA && !FB)
-    return true;
-  std::unique_ptr<FacetFacts> Defaults = K.make();
-  return (FA ? *FA : *Defaults).same(FB ? *FB : *Defaults);
+  if (FA && FB)
+    return FA->same(*FB);
+  return (!FA || FA->empty()) && (!FB || FB->empty());
 }
 
 } // namespace

@@ -104,7 +104,7 @@ std::shared_ptr<const ExternalFacts> load(llvm::StringRef Path, const Stamp &S,
   }
   for (const SummaryConflict &C : Merger.conflicts())
     report(C.message());
-  for (auto &Entry : Merger.summaries())
+  for (auto &Entry : Merger.take())
     Table->Functions.emplace(Entry.first, std::move(Entry.second));
   return Table;
 }

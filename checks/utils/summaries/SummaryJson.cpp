@@ -130,10 +130,6 @@ void removeQuietly(llvm::StringRef Path) {
 
 } // namespace
 
-std::string summaryToJson(const FunctionSummary &S) {
-  return dumpJson(summaryObject(S), -1);
-}
-
 std::string factsToJson(const TranslationUnitFacts &Facts) {
   OrderedJson J = OrderedJson::object();
   J["metaguard_facts"] = FactsFormatVersion;

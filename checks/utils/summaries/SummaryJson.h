@@ -52,9 +52,8 @@ struct TranslationUnitFacts {
 /// The current version of the format; files with a larger one are refused.
 constexpr unsigned FactsFormatVersion = 1;
 
-/// Serialises a summary. Default values are written too: a reader of the
-/// file (a person, the driver) need not know the defaults.
-std::string summaryToJson(const FunctionSummary &S);
+/// A summary as a facts file's entry. Default values are written too: a
+/// reader of the file (a person, the driver) need not know the defaults.
 FactJson summaryObject(const FunctionSummary &S);
 /// Reads one function's entry; nullopt with Error ("key \"loads_at\": ...")
 /// when a value is not of its key's type.

@@ -148,6 +148,21 @@ jsonDisagreements(const FactJson &A, const FactJson &B,
   return Keys;
 }
 
+/// The conservative merge of two versions of one function's entry.
+FactJson mergeEntries(const FactJson &A, const FactJson &B,
+                      const std::vector<MergeRule> &Rules) {
+  FactJson Merged = A;
+  if (Merged.value("name", std::string()).empty() && B.contains("name"))
+    Merged["name"] = B["name"];
+  for (const MergeRule &R : Rules) {
+    if (R.How == MergeRule::Kind::Each)
+      mergeEach(Merged, A, B, R);
+    else
+      mergeFact(Merged, A, B, R);
+  }
+  return Merged;
+}
+
 } // namespace
 
 FactJson mergeRulesToJson(const std::vector<const FacetKind *> &Kinds) {
@@ -156,32 +171,6 @@ FactJson mergeRulesToJson(const std::vector<const FacetKind *> &Kinds) {
     for (const MergeRule &R : K->rules())
       J[R.Key] = ruleToJson(R);
   return J;
-}
-
-std::vector<std::string> disagreements(const FunctionSummary &A,
-                                       const FunctionSummary &B) {
-  return jsonDisagreements(summaryObject(A), summaryObject(B), allRules());
-}
-
-FunctionSummary mergeConservatively(const FunctionSummary &A,
-                                    const FunctionSummary &B) {
-  FactJson JA = summaryObject(A), JB = summaryObject(B);
-  FactJson Merged = JA;
-  if (A.Name.empty())
-    Merged["name"] = B.Name;
-  for (const MergeRule &R : allRules()) {
-    if (R.How == MergeRule::Kind::Each)
-      mergeEach(Merged, JA, JB, R);
-    else
-      mergeFact(Merged, JA, JB, R);
-  }
-  // Both sides were written by the facets themselves, so they read back.
-  ReadJson Parsed = ReadJson::parse(
-      Merged.dump(-1, ' ', false, FactJson::error_handler_t::replace), nullptr,
-      /*allow_exceptions=*/false);
-  std::string Error;
-  std::optional<FunctionSummary> M = summaryFromObject(Parsed, Error);
-  return M ? *M : A;
 }
 
 std::string SummaryConflict::message() const {
@@ -196,21 +185,45 @@ std::string SummaryConflict::message() const {
 }
 
 void SummaryMerger::add(const FunctionSummary &S, llvm::StringRef Source) {
-  std::vector<std::string> &Sources = SourcesOf[S.USR];
-  Sources.push_back(Source.str());
-  auto [It, Inserted] = Merged.try_emplace(S.USR, S);
-  if (Inserted)
+  SourcesOf[S.USR].push_back(Source.str());
+  auto It = Entries.find(S.USR);
+  if (It == Entries.end()) {
+    Entries.emplace(S.USR, Entry{S, std::nullopt});
     return;
+  }
+  Entry &E = It->second;
+  if (!E.Merged)
+    E.Merged = summaryObject(E.First);
+  const FactJson Next = summaryObject(S);
+  const std::vector<MergeRule> Rules = allRules();
   // Compare with the merge so far: facts already reduced to "unknown" or
   // dropped stay so, and new disagreements are added once.
-  std::vector<std::string> Keys = disagreements(It->second, S);
+  std::vector<std::string> Keys = jsonDisagreements(*E.Merged, Next, Rules);
   if (!Keys.empty()) {
     std::vector<std::string> &Known = ConflictFacts[S.USR];
     Known.insert(Known.end(), Keys.begin(), Keys.end());
     std::sort(Known.begin(), Known.end());
     Known.erase(std::unique(Known.begin(), Known.end()), Known.end());
   }
-  It->second = mergeConservatively(It->second, S);
+  E.Merged = mergeEntries(*E.Merged, Next, Rules);
+}
+
+std::map<std::string, FunctionSummary> SummaryMerger::take() {
+  std::map<std::string, FunctionSummary> Result;
+  for (auto &[USR, E] : Entries) {
+    if (!E.Merged) {
+      Result.emplace(USR, std::move(E.First));
+      continue;
+    }
+    // Both versions were written by the facets themselves, so the merge
+    // reads back; the first version stands if it somehow does not.
+    std::string Error;
+    std::optional<FunctionSummary> M =
+        summaryFromObject(ReadJson(*E.Merged), Error);
+    Result.emplace(USR, M ? std::move(*M) : std::move(E.First));
+  }
+  Entries.clear();
+  return Result;
 }
 
 std::vector<SummaryConflict> SummaryMerger::conflicts() const {
@@ -218,7 +231,7 @@ std::vector<SummaryConflict> SummaryMerger::conflicts() const {
   for (const auto &[USR, Facts] : ConflictFacts) {
     SummaryConflict C;
     C.USR = USR;
-    C.Name = Merged.at(USR).Name;
+    C.Name = Entries.at(USR).First.Name;
     C.Sources = SourcesOf.at(USR);
     // A source that exported the same function twice is named once.
     C.Sources.erase(std::unique(C.Sources.begin(), C.Sources.end()),

@@ -31,6 +31,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,17 +46,6 @@ namespace clang::tidy::metaguard {
 ///             "facts": {"moves": {"merge": "all"}, ...}}}
 FactJson mergeRulesToJson(const std::vector<const FacetKind *> &Kinds);
 
-/// The facts (by JSON key, e.g. "loads_weights", "args[0].moves") on which
-/// A and B disagree. Names and source locations are not facts: the same
-/// function seen through two include paths may spell its file differently.
-std::vector<std::string> disagreements(const FunctionSummary &A,
-                                       const FunctionSummary &B);
-
-/// The conservative merge of two summaries of one function (see above).
-/// Where a fact survives, its details (where, through what) come from A.
-FunctionSummary mergeConservatively(const FunctionSummary &A,
-                                    const FunctionSummary &B);
-
 struct SummaryConflict {
   std::string USR;
   std::string Name;
@@ -67,17 +57,29 @@ struct SummaryConflict {
   std::string message() const;
 };
 
-/// Collects summaries from several sources, merging by USR.
+/// Collects summaries from several sources, merging by USR. Where a fact
+/// survives the merge, its details (where, through what) come from the
+/// first version. Names and source locations are not facts: the same
+/// function seen through two include paths may spell its file differently.
 class SummaryMerger {
 public:
   void add(const FunctionSummary &S, llvm::StringRef Source);
-  /// The merged summaries, keyed by USR.
-  std::map<std::string, FunctionSummary> &summaries() { return Merged; }
-  /// One entry per USR whose versions disagreed, ordered by USR.
+  /// One entry per USR whose versions disagreed (on facts named by their
+  /// JSON key, e.g. "loads_weights", "args[0].moves"), ordered by USR.
   std::vector<SummaryConflict> conflicts() const;
+  /// The merged summaries, keyed by USR; the merger is empty afterwards.
+  std::map<std::string, FunctionSummary> take();
 
 private:
-  std::map<std::string, FunctionSummary> Merged;
+  /// A function's first version and, once a second one came, the merge so
+  /// far in its facts-file form, which the rules work on: a function that
+  /// many files export (an inline one) is converted to that form once, and
+  /// back once, not at every merge.
+  struct Entry {
+    FunctionSummary First;
+    std::optional<FactJson> Merged;
+  };
+  std::map<std::string, Entry> Entries;
   std::map<std::string, std::vector<std::string>> SourcesOf;
   std::map<std::string, std::vector<std::string>> ConflictFacts;
 };

@@ -22,6 +22,7 @@
 // factories for buffers (they follow the scope).
 #pragma once
 
+#include <metaguard/debug_checks.h>
 #include <metaguard/errors.h>
 
 #include <torch/types.h>

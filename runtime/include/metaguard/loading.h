@@ -155,25 +155,37 @@ void load_checkpoint(torch::nn::Module &module,
                      const std::shared_ptr<const CheckpointReader> &checkpoint,
                      const DeviceMap &map, const LoadOptions &options);
 
+// With the empty-model checks on (debug_checks.h) and the meta device
+// ambient: names every meta tensor of `module`, which from_config built
+// empty, for the checks' messages.
+void note_built_empty(const torch::nn::Module &module);
+
 } // namespace detail
 
 // Constructs Model(config). Under a meta scope every parameter (and buffer
 // when the scope includes buffers) ends on the meta device: layers that
 // allocate through metaguard::tensor_options() allocate nothing, and the
 // others' (torch::nn layers allocate on the CPU) are released right after
-// construction.
+// construction. Such an empty model is for planning (shapes, dtypes,
+// infer_auto_device_map) until it is given weights: load_weights,
+// load_checkpoint_and_dispatch, attach_offload_hooks or to_empty. In debug
+// builds its first use without them raises MetaDeviceError (debug_checks.h).
 template <class Model> Model from_config(const Config &config) {
   if (meta_device_active() && !ambient_includes_buffers() && meta_factories_available()) {
     // Buffers must stay real, but factory functions cannot tell a future
     // buffer from a parameter: build everything on meta (no allocation, no
     // initialisation kernel), and keep that unless the model has buffers.
     std::optional<Model> model = detail::construct_on_meta<Model>(config);
-    if (model && !detail::has_buffers(detail::module_of(*model)))
+    if (model && !detail::has_buffers(detail::module_of(*model))) {
+      detail::note_built_empty(detail::module_of(*model));
       return std::move(*model);
+    }
   }
   Model model = detail::construct<Model>(config);
-  if (meta_device_active())
+  if (meta_device_active()) {
     detail::release_to_meta(detail::module_of(model), ambient_includes_buffers());
+    detail::note_built_empty(detail::module_of(model));
+  }
   return model;
 }
 
@@ -199,5 +211,22 @@ METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
 METAGUARD_LOADS_WEIGHTS void load_weights(torch::nn::Module &module,
                                           const std::filesystem::path &dir,
                                           const LoadOptions &options = {});
+
+// accelerate's load_checkpoint_and_dispatch: gives an empty model (built
+// with from_config<Model>(config) or Model(config) under a meta scope) the
+// weights of `checkpoint` (a folder, a .safetensors or pytorch_model.bin file,
+// or a sharded checkpoint's index) and places them as options.device_map
+// says: on devices, and "disk" entries left meta behind offload hooks that
+// read the checkpoint's files in place (no offload folder). The model keeps
+// its Parameter objects. Strategies (DeviceMap::automatic(), ...) are resolved
+// with options.max_memory and options.no_split_modules; without a map the
+// weights go to the ambient device, else the CPU. Call it after the meta
+// scope: with the meta device ambient and no device map it raises
+// MetaDeviceError as load_weights does. Missing or unexpected keys and shape
+// mismatches raise FormatError naming them and the checkpoint, before any
+// tensor changes (accelerate only warns: options.strict = false does too).
+METAGUARD_LOADS_WEIGHTS void load_checkpoint_and_dispatch(torch::nn::Module &model,
+                                                          const std::filesystem::path &checkpoint,
+                                                          const LoadOptions &options = {});
 
 } // namespace metaguard

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <torch/nn/module.h>
+#include <torch/types.h>
 
 #include <map>
 #include <set>
@@ -28,6 +29,23 @@
 #include <vector>
 
 namespace metaguard {
+
+namespace detail {
+// Remembers a module constructed while the meta device is ambient and the
+// empty-model checks (debug_checks.h) are on, for as long as it lives, so
+// that their messages can name its tensors; remembers nothing otherwise. A
+// copy remembers nothing (its tensors are copies).
+class BuiltEmptyRecord {
+public:
+  explicit BuiltEmptyRecord(const torch::nn::Module *module);
+  BuiltEmptyRecord(const BuiltEmptyRecord &) noexcept {}
+  BuiltEmptyRecord &operator=(const BuiltEmptyRecord &) noexcept { return *this; }
+  ~BuiltEmptyRecord();
+
+private:
+  const torch::nn::Module *module_ = nullptr;
+};
+} // namespace detail
 
 // target parameter -> source parameter, full names from the declaring module.
 using TiedWeights = std::map<std::string, std::string>;
@@ -73,6 +91,7 @@ public:
 
 private:
   std::set<std::string> non_persistent_;
+  detail::BuiltEmptyRecord built_empty_{this};
 };
 
 // Parameters and persistent buffers of `module` in registration order,
@@ -81,5 +100,19 @@ private:
 // out in the same way) and what from_pretrained expects to read.
 std::vector<std::pair<std::string, torch::Tensor>>
 checkpoint_state(const torch::nn::Module &module);
+
+// PyTorch's Module.to_empty: gives every meta parameter and buffer of
+// `module` (of its submodules too when `recurse`) uninitialised memory on
+// `device`, in place: the Parameter objects stay the module's, so an
+// optimizer built on the empty model steps the same tensors once you have
+// initialised them. Unlike PyTorch, which replaces every tensor with
+// uninitialised memory, real tensors (buffers init_empty_weights() kept,
+// parameters already loaded) keep their values, copied to `device` if they
+// are elsewhere; for a model built entirely on meta the two are the same.
+// A model built empty and given memory this way counts as given weights (no
+// empty-model check refuses it). Throws OffloadError, before changing
+// anything, when a tensor it would touch is offloaded (its bytes live on
+// disk behind a hook: change placements with dispatch_model instead).
+void to_empty(torch::nn::Module &module, torch::Device device, bool recurse = true);
 
 } // namespace metaguard

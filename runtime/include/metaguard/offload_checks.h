@@ -1,7 +1,10 @@
-// Whether the offload runtime runs its debug checks, and how a debug build
-// turns them on. Included by offload_hook.h; a header of its own so that the
-// offload dispatch fallback can read the setting without the hook API.
+// Whether the offload runtime runs its debug checks. Included by
+// offload_hook.h; a header of its own so that the offload dispatch fallback
+// can read the setting without the hook API. How a debug build turns them
+// on: debug_checks.h.
 #pragma once
+
+#include <metaguard/debug_checks.h>
 
 namespace metaguard {
 
@@ -17,13 +20,9 @@ void set_verify_on_materialise(bool on);
 bool verify_on_materialise();
 
 namespace detail {
-// Called once at start-up by each debug translation unit; returns true.
-bool note_debug_translation_unit() noexcept;
-#ifndef NDEBUG
-// Internal linkage: one per translation unit, so debug and release units
-// can share a program without an ODR conflict.
-[[maybe_unused]] static const bool debug_translation_unit = note_debug_translation_unit();
-#endif
+// Turns the offload debug checks on unless set_verify_on_materialise chose;
+// called by note_debug_translation_unit.
+void default_offload_checks_on() noexcept;
 } // namespace detail
 
 } // namespace metaguard

@@ -6,7 +6,8 @@ init_empty_weights, line 9); the project has the configuration a user
 normally has: a compile database, a .clang-tidy enabling metaguard-* and a
 .clangd (--warnings-as-errors: .clang-tidy also makes metaguard's findings
 errors; --headers: also src/composite.cpp, whose loads go through code in
-src/helpers.h and in the mock headers). The headers are the check tests' mocks of metaguard and LibTorch
+src/helpers.h and in the mock headers; --empty-model: also src/skeleton.cpp,
+whose empty model is used before its weights, line 15). The headers are the check tests' mocks of metaguard and LibTorch
 (test/checks/Inputs), so clangd parses the file in about a second.
 """
 import json
@@ -41,6 +42,24 @@ void offload(Encoder model, const metaguard::DeviceMap &map) {
     # clangd's default (Strict).
     ".clangd": "Diagnostics:\n  UnusedIncludes: None\n",
 }
+if "--empty-model" in sys.argv:
+    files["src/skeleton.cpp"] = """#include <metaguard/metaguard.h>
+
+struct EncoderImpl : torch::nn::Module {
+  explicit EncoderImpl(const metaguard::Config &);
+  torch::Tensor forward(torch::Tensor x);
+};
+TORCH_MODULE(Encoder);
+
+void run(const metaguard::Config &config, torch::Tensor x) {
+  Encoder skeleton{nullptr};
+  {
+    auto guard = metaguard::init_empty_weights();
+    skeleton = metaguard::from_config<Encoder>(config);
+  }
+  skeleton->forward(x);
+}
+"""
 if "--headers" in sys.argv:
     # Loads reached through code in a header, which clangd keeps in its
     # preamble without function bodies (see clangd-preamble.test).

@@ -30,6 +30,7 @@ PRELUDE = """#pragma once
 namespace fs = std::filesystem;
 struct VisionImpl : torch::nn::Module {
   explicit VisionImpl(const metaguard::Config &);
+  torch::Tensor forward(torch::Tensor x);
 };
 TORCH_MODULE(Vision);
 """
@@ -327,6 +328,70 @@ void pipeline(const fs::path &dir) {
 void dispatched_copy(const metaguard::Config &c, const metaguard::DeviceMap &map) {
   auto v = make_dispatched(c, map);
   v->to(torch::kCPU);
+}
+""")]),
+    # Empty models (metaguard-empty-model-used): a factory that returns one,
+    # one that builds with its caller's device, helpers that use or load
+    # their argument, and a constructor that leaves a member model empty
+    # for a method to use, each in a file of its own.
+    "empty_models": ("""Vision skeleton(const metaguard::Config &c);
+Vision built(const metaguard::Config &c);
+torch::Tensor run(Vision &v, torch::Tensor x);
+void load_into(Vision &v, const fs::path &dir);
+class Runner {
+public:
+  explicit Runner(const metaguard::Config &c);
+  void load(const fs::path &dir);
+  torch::Tensor run(torch::Tensor x);
+private:
+  Vision model_{nullptr};
+};
+""", [("factory", """
+Vision skeleton(const metaguard::Config &c) {
+  auto guard = metaguard::init_empty_weights();
+  return Vision(c);
+}
+Vision built(const metaguard::Config &c) { return Vision(c); }
+"""), ("helpers", """
+torch::Tensor run(Vision &v, torch::Tensor x) { return v->forward(x); }
+void load_into(Vision &v, const fs::path &dir) {
+  metaguard::load_weights(*v, dir);
+}
+"""), ("runner", """
+Runner::Runner(const metaguard::Config &c) {
+  auto guard = metaguard::init_empty_weights();
+  model_ = Vision(c);
+}
+void Runner::load(const fs::path &dir) { metaguard::load_weights(*model_, dir); }
+torch::Tensor Runner::run(torch::Tensor x) { return model_->forward(x); }
+"""), ("use", """
+void factory(const metaguard::Config &c, torch::Tensor x) {
+  auto v = skeleton(c);
+  v->forward(x);
+}
+void helper(const metaguard::Config &c, torch::Tensor x) {
+  auto v = skeleton(c);
+  run(v, x);
+}
+void loaded(const metaguard::Config &c, const fs::path &dir, torch::Tensor x) {
+  auto v = skeleton(c);
+  load_into(v, dir);
+  run(v, x);
+}
+void callers_device(const metaguard::Config &c) {
+  auto guard = metaguard::init_empty_weights();
+  auto v = built(c);
+  v->to(torch::kCUDA);
+}
+void member(const metaguard::Config &c, torch::Tensor x) {
+  Runner r(c);
+  r.run(x);
+}
+void member_loaded(const metaguard::Config &c, const fs::path &dir,
+                   torch::Tensor x) {
+  Runner r(c);
+  r.load(dir);
+  r.run(x);
 }
 """)]),
     # Helpers that take tensors, strip hooks and then need them, or need

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,10 +100,27 @@ METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
 void load_weights(torch::nn::Module &module, const std::filesystem::path &dir,
                   const LoadOptions &options = {});
 
+// Like the real ones (runtime/include/metaguard/loading.h, module.h).
+METAGUARD_LOADS_WEIGHTS void
+load_checkpoint_and_dispatch(torch::nn::Module &model,
+                             const std::filesystem::path &checkpoint,
+                             const LoadOptions &options = {});
+void to_empty(torch::nn::Module &module, torch::Device device,
+              bool recurse = true);
+
 // ---- Offload API (metaguard-offloaded-parameter-move) ----------------------
 
 void dispatch_model(torch::nn::Module &model, const DeviceMap &map,
                     const std::filesystem::path &offload_folder = {});
+class WeightsMap {
+public:
+  virtual ~WeightsMap() = default;
+};
+void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
+                          const std::shared_ptr<const WeightsMap> &weights);
+DeviceMap infer_auto_device_map(const torch::nn::Module &model,
+                                const MaxMemory &max_memory,
+                                const std::vector<std::string> &no_split_modules);
 torch::Tensor load_offloaded_parameter(const torch::nn::Module &model,
                                        const std::string &name);
 void remove_hook_from_module(torch::nn::Module &module, bool recurse = false);

@@ -1,5 +1,6 @@
-// Prints whether metaguard's debug checks are on, and what an in-place
-// operator into an offloaded parameter does.
+// Prints whether metaguard's debug checks are on, what an in-place operator
+// into an offloaded parameter does, and what a forward of an empty model
+// with real inputs does.
 #include <metaguard/metaguard.h>
 
 #include <torch/torch.h>
@@ -21,5 +22,18 @@ int main() {
     std::cout << "in-place write: OffloadError\n";
   }
   std::filesystem::remove_all(folder);
+
+  std::cout << "empty-model checks: " << metaguard::empty_model_checks() << "\n";
+  torch::nn::Linear empty{nullptr};
+  {
+    auto scope = metaguard::init_empty_weights();
+    empty = torch::nn::Linear(4, 4);
+  }
+  try {
+    const torch::Tensor y = empty(torch::ones({1, 4}));
+    std::cout << "empty forward: " << (y.is_meta() ? "meta output" : "real output") << "\n";
+  } catch (const metaguard::MetaDeviceError &) {
+    std::cout << "empty forward: MetaDeviceError\n";
+  }
   return 0;
 }
