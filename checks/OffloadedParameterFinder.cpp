@@ -100,7 +100,8 @@ OffloadedParameterFinder::OffloadedParameterFinder(
     OffloadedParameterReporter &Report)
     : Dispatchers(Options.DispatchFunctions), Loaders(Options.LoaderFunctions),
       HookRemovers(Options.HookRemovers), NeedsHooks(Options.NeedsHooks),
-      Writes(Options.ParameterMutators, Options.IgnoredInPlaceMethods),
+      Writes(Options.ParameterMutators, Options.IgnoredInPlaceMethods,
+             /*GivenTensors=*/true),
       Facts(Facts), Report(Report),
       ModelFacetImpl(std::make_unique<ModelFacet>(*this)) {}
 

@@ -165,7 +165,7 @@ std::optional<ModuleRef> TensorWrites::parameterOwner(const Expr *E) const {
       // its callers know (the summaries' "changes the parameters of its
       // argument").
       if (const auto *Param = dyn_cast<ParmVarDecl>(Ref->getDecl())) {
-        if (!holdsTensors(Param->getType()))
+        if (!GivenTensors || !holdsTensors(Param->getType()))
           return std::nullopt;
         ModuleRef Given;
         Given.Root = Param;

@@ -34,8 +34,14 @@ constexpr llvm::StringLiteral DefaultIgnoredInPlaceMethods =
 /// ParameterMutators and IgnoredInPlaceMethods options.
 class TensorWrites {
 public:
-  TensorWrites(llvm::StringRef MutatorsOption, llvm::StringRef IgnoredOption)
-      : Mutators(MutatorsOption), Ignored(IgnoredOption) {}
+  /// GivenTensors: parameterOwner names a tensor (or a list of them) that
+  /// the function is given as its own owner, rooted at that parameter, so
+  /// that a summary can say what the function does to what it is given;
+  /// without it, such a tensor has no owner.
+  TensorWrites(llvm::StringRef MutatorsOption, llvm::StringRef IgnoredOption,
+               bool GivenTensors = false)
+      : Mutators(MutatorsOption), Ignored(IgnoredOption),
+        GivenTensors(GivenTensors) {}
 
   /// Whether Call writes into its object: an in-place tensor method (a
   /// method of a tensor class whose name ends in `_`, not ignored), or a
@@ -52,9 +58,12 @@ public:
   static const Expr *loadedModel(const CallExpr *Call);
 
   /// The module that owns the parameter E denotes, if E is reached from a
-  /// module through named_parameters() (also its values()), parameters(), a
-  /// tensor member, the result of an in-place method or of a mutator without
-  /// arguments (data()), or a local variable initialised from one of those.
+  /// module through named_parameters() (also its items(), values() and
+  /// pairs(), and `first` / `second` of a pair), parameters(), a tensor
+  /// member, the result of an in-place method or of a mutator without
+  /// arguments (data()), or a local variable (or structured binding)
+  /// initialised from one of those; with GivenTensors, also a parameter of
+  /// the function (see the constructor).
   std::optional<ModuleRef> parameterOwner(const Expr *E) const;
 
   const NameList &mutators() const { return Mutators; }
@@ -64,6 +73,7 @@ private:
 
   NameList Mutators;
   NameList Ignored;
+  bool GivenTensors;
 };
 
 } // namespace clang::tidy::metaguard
