@@ -5,6 +5,7 @@
 #include "offload_dispatch.h"
 #include "offload_registry.h"
 #include "tensor_mark.h"
+#include "torch_compat.h"
 
 #include <metaguard/debug_checks.h>
 #include <metaguard/errors.h>
@@ -40,8 +41,10 @@ const char *const kEmptyAdvice =
     "numel and planning a device map (infer_auto_device_map) work on the empty model as it is.";
 
 void put_ticket(const torch::Tensor &tensor, EmptyTicket ticket) {
+  // A tensor that carries metaguard's key already is marked (or offloaded).
   if (!tensor.defined() || !tensor.is_meta() || tensor.layout() != torch::kStrided ||
-      !tensor.unsafeGetTensorImpl()->has_storage() || is_marked_empty(tensor) || is_tagged_offloaded(tensor))
+      !tensor.unsafeGetTensorImpl()->has_storage() || tensor.key_set().has(offload_dispatch_key()) ||
+      is_marked_empty(tensor))
     return;
   put_mark(tensor,
            {tensor.key_set(), tensor.dtype(), tensor.storage().nbytes(), tensor.sizes(), tensor.strides(),
@@ -160,7 +163,7 @@ void check_set_data(torch::jit::Stack &stack) {
   const torch::Tensor value = stack[stack.size() - 1].toTensor();
   if (!is_marked_empty(self))
     return;
-  if (value.is_meta() && !is_tagged_offloaded(value)) {
+  if (value.is_meta()) {
     put_ticket(value, *ticket_of(self));
     return;
   }

@@ -9,14 +9,16 @@ namespace metaguard {
 // Empty-model checks: a model built empty (from_config or Model(config) while
 // the meta device is ambient) has its meta tensors marked, and the first
 // operator that reads one together with real tensors, a copy of one to a
-// device, a set_data with real values, PreTrainedModel::to(device) and
-// save_pretrained raise MetaDeviceError naming the tensor, where the model
-// was built empty and how to give it weights (docs/runtime-loading.md,
-// "Using an empty model before its weights are there"). On when the program
-// has a translation unit compiled without NDEBUG that includes this header
-// (your debug build, whatever build libmetaguard came from), off otherwise;
-// set_empty_model_checks decides explicitly. Only models built while the
-// checks are on are marked.
+// device, a set_data with real values and PreTrainedModel::to(device) raise
+// MetaDeviceError naming the tensor, where the model was built empty and how
+// to give it weights (docs/runtime-loading.md, "Using an empty model before
+// its weights are there"). save_pretrained refuses meta tensors in every
+// build; with the checks on its message also says where the model was built
+// empty. Outside a meta scope only: inside one, models are being built.
+// On when the program has a translation unit compiled without NDEBUG that
+// includes this header (your debug build, whatever build libmetaguard came
+// from), off otherwise; set_empty_model_checks decides explicitly. Only
+// models built while the checks are on are marked.
 void set_empty_model_checks(bool on);
 bool empty_model_checks();
 

@@ -13,7 +13,8 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-// Real weights were requested while the ambient device is meta.
+// Real weights were requested while the ambient device is meta, or a model
+// built empty (on meta) was used as if it had weights.
 class MetaDeviceError : public Error {
 public:
   using Error::Error;

@@ -224,7 +224,8 @@ METAGUARD_LOADS_WEIGHTS void load_weights(torch::nn::Module &module,
 // scope: with the meta device ambient and no device map it raises
 // MetaDeviceError as load_weights does. Missing or unexpected keys and shape
 // mismatches raise FormatError naming them and the checkpoint, before any
-// tensor changes (accelerate only warns: options.strict = false does too).
+// tensor changes (accelerate's default is not strict: options.strict = false
+// warns instead). Same values as from_pretrained of the checkpoint.
 METAGUARD_LOADS_WEIGHTS void load_checkpoint_and_dispatch(torch::nn::Module &model,
                                                           const std::filesystem::path &checkpoint,
                                                           const LoadOptions &options = {});
