@@ -14,6 +14,7 @@
 
 #include "clang/AST/Expr.h"
 
+#include <optional>
 #include <string>
 
 namespace clang::tidy::metaguard {
