@@ -505,9 +505,10 @@ private:
 
   static llvm::ArrayRef<const Expr *> arguments(const Expr *Call) {
     if (const auto *CE = dyn_cast<CallExpr>(Call))
-      return llvm::ArrayRef(CE->getArgs(), CE->getNumArgs());
+      return llvm::ArrayRef<const Expr *>(CE->getArgs(), CE->getNumArgs());
     if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
-      return llvm::ArrayRef(Construct->getArgs(), Construct->getNumArgs());
+      return llvm::ArrayRef<const Expr *>(Construct->getArgs(),
+                                          Construct->getNumArgs());
     return {};
   }
 

@@ -5,6 +5,7 @@
 #include "utils/analysis/NameList.h"
 #include "utils/domain/LibraryCode.h"
 #include "utils/domain/MemberModels.h"
+#include "utils/domain/ModelProducers.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
@@ -206,11 +207,22 @@ SummaryFacet *EmptyModelFinder::facet() { return FacetImpl.get(); }
 void EmptyModelFinder::clear() { Analyzed.clear(); }
 
 bool EmptyModelFinder::givesEmptyModel(const Expr *Call, ASTContext &Context) {
-  SummaryTable &Table = Summaries(Context);
+  // Only a function that returns a model, or a constructor or method of a
+  // class that keeps models, can: the others are not summarised for this.
+  const FunctionDecl *Callee = calledFunction(Call);
   // std::make_unique<Runner>(config) runs the constructor of the user's.
+  const CXXConstructExpr *Inner = Ambient.owning().construction(Call);
+  if (Inner)
+    Callee = Inner->getConstructor();
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Callee);
+  if (!Callee ||
+      !(returnsModel(Callee) || (Method && !Method->isStatic() &&
+                                 hasMemberModels(Method->getParent()))))
+    return false;
+  SummaryTable &Table = Summaries(Context);
   llvm::SmallVector<const FunctionDecl *, 2> Targets;
-  if (const CXXConstructExpr *Inner = Ambient.owning().construction(Call))
-    Targets.push_back(Inner->getConstructor());
+  if (Inner)
+    Targets.push_back(Callee);
   else
     Targets = Table.callTargets(Call);
   for (const FunctionDecl *Target : Targets) {

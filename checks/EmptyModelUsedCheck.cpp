@@ -4,8 +4,6 @@
 #include "utils/domain/DeviceFacts.h"
 #include "utils/domain/EmptyModelFacts.h"
 #include "utils/domain/LoaderCalls.h"
-#include "utils/domain/MemberModels.h"
-#include "utils/domain/ModelProducers.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -54,16 +52,6 @@ EmptyModelOptions readOptions(ClangTidyCheck::OptionsView &Options) {
   return Values;
 }
 
-/// A function whose call may hand back an empty model by its summary: one
-/// that returns a model, or a constructor or method of a class that keeps
-/// models.
-AST_MATCHER(FunctionDecl, mayGiveModel) {
-  if (returnsModel(&Node))
-    return true;
-  const auto *Method = dyn_cast<CXXMethodDecl>(&Node);
-  return Method && !Method->isStatic() && hasMemberModels(Method->getParent());
-}
-
 } // namespace
 
 EmptyModelUsedCheck::EmptyModelUsedCheck(llvm::StringRef Name,
@@ -86,41 +74,22 @@ void EmptyModelUsedCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 
 void EmptyModelUsedCheck::registerMatchers(MatchFinder *Matches) {
   Facts.registerMatchers(Matches);
-  // A model is built empty where the meta device is ambient...
+  // A model is built empty where the meta device is ambient, or by a
+  // function of the user's whose summary says so: both are among the places
+  // these match.
   Ambient.registerSourceMatchers(Matches, this);
-  // ...or by a function of the user's whose summary says it builds one.
-  Matches->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(unless(isExpansionInSystemHeader()),
-                                   mayGiveModel())))
-          .bind("model-call"),
-      this);
-  Matches->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
-                                       hasDeclaration(cxxConstructorDecl(
-                                           unless(isExpansionInSystemHeader()),
-                                           mayGiveModel())))
-                          .bind("model-call"),
-                      this);
-  Matches->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(
-                   hasAnyName("::std::make_unique", "::std::make_shared"))))
-          .bind("model-call"),
-      this);
 }
 
 void EmptyModelUsedCheck::check(const MatchFinder::MatchResult &Result) {
   ASTContext &Context = *Result.Context;
-  if (const auto *Call = Result.Nodes.getNodeAs<Expr>("model-call")) {
-    if (Finder.givesEmptyModel(Call, Context)) {
-      EnclosingFunction Fn = Ambient.functions().enclosing(Call, Context);
-      Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
-    }
-    return;
-  }
   for (const EnclosingFunction &Fn :
        Ambient.functionsWithSource(Result, summaries(Context)))
     Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
+  if (const Expr *Call = AmbientDevice::matchedCall(Result);
+      Call && Finder.givesEmptyModel(Call, Context)) {
+    EnclosingFunction Fn = Ambient.functions().enclosing(Call, Context);
+    Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
+  }
 }
 
 void EmptyModelUsedCheck::onEndOfTranslationUnit() {

@@ -8,6 +8,7 @@
 
 #include <metaguard/metaguard.h>
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -353,4 +354,22 @@ void recursive(const Config &c) {
   // CHECK-NOTES: :[[@LINE-8]]:3: note: it is used here (with 'forward') in 'warmUp'
   // CHECK-NOTES: :[[@LINE-4]]:12: note: 'm' is built here
   // CHECK-NOTES: :[[@LINE-5]]:12: note: 'metaguard::with_meta_device' runs this lambda
+}
+
+// ---- Calls through a function pointer or std::function set once -------------
+
+void throughPointers(const Config &c, torch::Tensor x) {
+  auto m = metaguard::with_meta_device([&] { return Encoder(c); });
+  const auto fn = &run;
+  fn(m, x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'run' uses empty model 'm' (with 'forward') before it has weights
+  // CHECK-NOTES: :29:57: note: it is used here (with 'forward') in 'run'
+  // CHECK-NOTES: :[[@LINE-5]]:12: note: 'm' is built here
+  // CHECK-NOTES: :[[@LINE-6]]:12: note: 'metaguard::with_meta_device' runs this lambda
+  const std::function<torch::Tensor(Encoder &, torch::Tensor)> f = run;
+  f(m, x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'run' uses empty model 'm' (with 'forward') before it has weights
+  // CHECK-NOTES: :29:57: note: it is used here (with 'forward') in 'run'
+  // CHECK-NOTES: :[[@LINE-11]]:12: note: 'm' is built here
+  // CHECK-NOTES: :[[@LINE-12]]:12: note: 'metaguard::with_meta_device' runs this lambda
 }

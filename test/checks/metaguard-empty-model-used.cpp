@@ -21,6 +21,14 @@ struct EncoderImpl : torch::nn::Module {
 };
 TORCH_MODULE(Encoder);
 
+struct PairImpl : torch::nn::Module {
+  explicit PairImpl(const Config &);
+  torch::Tensor forward(torch::Tensor x);
+  Encoder first{nullptr};
+  Encoder second{nullptr};
+};
+TORCH_MODULE(Pair);
+
 bool flag();
 METAGUARD_LOADS_WEIGHTS void restore(torch::nn::Module &model,
                                      const fs::path &dir);
@@ -399,4 +407,32 @@ void otherModelUsed(const Config &c, torch::Tensor x) {
   auto empty = metaguard::with_meta_device([&] { return Encoder(c); });
   Encoder other(c);
   other->forward(x);
+}
+
+// ---- Parts of a model ------------------------------------------------------
+
+// Weights for a submodule are weights for that submodule only.
+void submoduleLoaded(const Config &c, const fs::path &dir, torch::Tensor x) {
+  auto m = metaguard::with_meta_device([&] { return Pair(c); });
+  metaguard::load_weights(*m->first, dir);
+  m->first->forward(x);
+  m->second->forward(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: running the forward pass of empty model 'm.second' before it has weights
+  // CHECK-NOTES: :[[@LINE-5]]:12: note: 'm' is built here
+  // CHECK-NOTES: :[[@LINE-6]]:12: note: 'metaguard::with_meta_device' runs this lambda
+  m->forward(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: running the forward pass of empty model 'm' before it has weights
+  // CHECK-NOTES: :[[@LINE-9]]:12: note: 'm' is built here
+  // CHECK-NOTES: :[[@LINE-10]]:12: note: 'metaguard::with_meta_device' runs this lambda
+}
+
+// register_module hands back the module it is given.
+void registered(torch::nn::Module &parent, const Config &c, torch::Tensor x) {
+  auto guard = metaguard::init_empty_weights();
+  auto sub =
+      parent.register_module("encoder", std::make_shared<EncoderImpl>(c));
+  sub->forward(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: running the forward pass of empty model 'sub' before it has weights
+  // CHECK-NOTES: :[[@LINE-3]]:41: note: 'sub' is built here
+  // CHECK-NOTES: :[[@LINE-6]]:8: note: meta-device scope 'guard' is active
 }

@@ -34,10 +34,6 @@ template <class Fn> bool anyEnclosingFunction(const FunctionDecl *FD, Fn Pred) {
   return false;
 }
 
-AST_MATCHER_P(clang::NamedDecl, nameInList, const NameList *, List) {
-  return List->matches(&Node);
-}
-
 AST_MATCHER_P(clang::VarDecl, isMetaGuard, const ScopeGuardClassifier *,
               Guards) {
   std::optional<DeviceKind> Kind = Guards->classify(&Node);
@@ -51,9 +47,9 @@ AST_MATCHER_P(clang::ParmVarDecl, isMetaGuardParameter,
 
 // The names the source matchers bind, distinct from those of the checks.
 constexpr llvm::StringLiteral GuardNode = "ambient-guard";
-constexpr llvm::StringLiteral HelperCallNode = "ambient-helper-call";
-constexpr llvm::StringLiteral SetterNode = "ambient-setter";
-constexpr llvm::StringLiteral ScopeCallNode = "ambient-scope-call";
+constexpr llvm::StringLiteral CallNode = "ambient-call";
+constexpr llvm::StringLiteral CalleeNode = "ambient-callee";
+constexpr llvm::StringLiteral ConstructNode = "ambient-construct";
 
 } // namespace
 
@@ -73,35 +69,37 @@ void AmbientDevice::registerSourceMatchers(
                                  isMetaGuardParameter(&Guards))
                          .bind(GuardNode),
                      Callback);
-  // A call to a function of the user's that may leave the default device
-  // meta (decided from its summary), constructors included.
-  Finder->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(unless(isExpansionInSystemHeader()),
-                                   unless(nameInList(&Setters)))))
-          .bind(HelperCallNode),
-      Callback);
+  // Every call in the user's code, sorted out in functionsWithSource: one
+  // matcher rather than one per kind of callee, since each is tried on
+  // every call of the translation unit (LibTorch's headers included).
+  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
+                              callee(functionDecl().bind(CalleeNode)))
+                         .bind(CallNode),
+                     Callback);
+  // A constructor of the user's that may leave the default device meta.
   Finder->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
                                       hasDeclaration(cxxConstructorDecl(
                                           unless(isExpansionInSystemHeader()))))
-                         .bind(HelperCallNode),
+                         .bind(ConstructNode),
                      Callback);
-  // std::make_unique<Session>() and kin run the user's constructor from a
-  // system header.
-  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
-                              callee(functionDecl(hasAnyName(
-                                  "::std::make_unique", "::std::make_shared",
-                                  "::std::allocate_shared"))))
-                         .bind(HelperCallNode),
-                     Callback);
-  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
-                              callee(functionDecl(nameInList(&Setters))))
-                         .bind(SetterNode),
-                     Callback);
-  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
-                              callee(functionDecl(nameInList(&ScopeFunctions))))
-                         .bind(ScopeCallNode),
-                     Callback);
+}
+
+const Expr *AmbientDevice::matchedCall(
+    const ast_matchers::MatchFinder::MatchResult &Result) {
+  if (const auto *Construct =
+          Result.Nodes.getNodeAs<CXXConstructExpr>(ConstructNode))
+    return Construct;
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>(CallNode);
+  const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>(CalleeNode);
+  if (!Call || !Callee)
+    return nullptr;
+  // A function of the user's (not a setter), or std::make_unique<Session>()
+  // and kin, which run the user's constructor from a system header.
+  const SourceManager &SM = *Result.SourceManager;
+  if (OwningFactories::isOwningFactory(Callee) ||
+      !SM.isInSystemHeader(SM.getExpansionLoc(Callee->getBeginLoc())))
+    return Call;
+  return nullptr;
 }
 
 llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
@@ -110,19 +108,25 @@ llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
   llvm::SmallVector<EnclosingFunction, 2> Found;
   if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>(GuardNode)) {
     Found.push_back(Functions.enclosing(Var, Context));
-  } else if (const auto *Call = Result.Nodes.getNodeAs<Expr>(HelperCallNode)) {
-    if (!canEnter(calledFunction(Call)))
-      return Found;
-    // Any function the call may run: an override of a virtual one too.
-    std::optional<HelperEffect> Effect = helperEffect(Call, Table);
-    if (Effect && Effect->Meta)
-      Found.push_back(Functions.enclosing(Call, Context));
-  } else if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>(SetterNode)) {
+    return Found;
+  }
+  const auto *Call = Result.Nodes.getNodeAs<CallExpr>(CallNode);
+  const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>(CalleeNode);
+  if (Call && isSetter(Callee)) {
     if (Call->getNumArgs() > 0 &&
         classifyDeviceExpr(Call->getArg(0)) == DeviceKind::Meta)
       Found.push_back(Functions.enclosing(Call, Context));
-  } else if (const auto *Call =
-                 Result.Nodes.getNodeAs<CallExpr>(ScopeCallNode)) {
+    return Found;
+  }
+  // A helper or constructor that may leave the default device meta: any
+  // function the call may run, an override of a virtual one too.
+  if (const Expr *Helper = matchedCall(Result);
+      Helper && canEnter(calledFunction(Helper))) {
+    std::optional<HelperEffect> Effect = helperEffect(Helper, Table);
+    if (Effect && Effect->Meta)
+      Found.push_back(Functions.enclosing(Helper, Context));
+  }
+  if (Call && isScopeFunction(Callee)) {
     // The lambdas it runs are meta throughout; other callables are followed
     // from the enclosing function.
     for (const Expr *Arg : Call->arguments())

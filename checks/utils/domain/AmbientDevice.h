@@ -160,6 +160,12 @@ public:
   llvm::SmallVector<EnclosingFunction, 2>
   functionsWithSource(const ast_matchers::MatchFinder::MatchResult &Result,
                       SummaryTable &Table);
+  /// For a match of those matchers: the call of a function or constructor
+  /// of the user's it matched (std::make_unique and kin included), or
+  /// nullptr; a check that wants other facts of the user's calls asks here
+  /// instead of matching every call again.
+  static const Expr *
+  matchedCall(const ast_matchers::MatchFinder::MatchResult &Result);
 
   std::optional<HelperEffect> helperEffect(const Expr *Call,
                                            SummaryTable &Table);

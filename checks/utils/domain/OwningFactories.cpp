@@ -15,14 +15,6 @@ namespace {
 /// libstdc++'s make_shared reaches the placement new about ten calls deep.
 constexpr unsigned MaxDepth = 16;
 
-bool isOwningFactory(const FunctionDecl *FD) {
-  if (!FD || !FD->getIdentifier() || !FD->isInStdNamespace())
-    return false;
-  llvm::StringRef Name = FD->getName();
-  return Name == "make_unique" || Name == "make_shared" ||
-         Name == "allocate_shared";
-}
-
 /// Depth-first through the functions of system headers FD calls, for a
 /// construction of Record.
 const CXXConstructExpr *
@@ -49,6 +41,14 @@ findConstruction(const FunctionDecl *FD, const CXXRecordDecl *Record,
 }
 
 } // namespace
+
+bool OwningFactories::isOwningFactory(const FunctionDecl *FD) {
+  if (!FD || !FD->getIdentifier() || !FD->isInStdNamespace())
+    return false;
+  llvm::StringRef Name = FD->getName();
+  return Name == "make_unique" || Name == "make_shared" ||
+         Name == "allocate_shared";
+}
 
 const CXXRecordDecl *OwningFactories::builtRecord(const Expr *Call) {
   const auto *CE = dyn_cast_or_null<CallExpr>(Call);

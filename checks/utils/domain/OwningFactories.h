@@ -20,6 +20,10 @@ namespace clang::tidy::metaguard {
 
 class OwningFactories {
 public:
+  /// Whether FD is std::make_unique, std::make_shared or
+  /// std::allocate_shared.
+  static bool isOwningFactory(const FunctionDecl *FD);
+
   /// The class of the user's (declared outside system headers) that Call
   /// builds, when Call is one of the factories above; otherwise nullptr.
   static const CXXRecordDecl *builtRecord(const Expr *Call);
