@@ -14,10 +14,8 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -50,22 +48,6 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <typename Fn> double median_seconds(int runs, Fn &&fn) {
-  fn(); // Warm-up: first-touch allocations and the BLAS's own start-up.
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    times.push_back(metaguard_bench::seconds_since(start));
-  }
-  return median(times);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -85,13 +67,15 @@ int main(int argc, char **argv) {
     decoder->push_back(Block(d, ff));
   const torch::Tensor x = torch::randn({1, tokens, d});
   double checksum = 0;
-  const double forward = median_seconds(runs, [&] {
-    checksum = decoder->forward(x).sum().item<double>();
-  });
+  const auto forward_once = [&] { checksum = decoder->forward(x).sum().item<double>(); };
+  forward_once(); // Warm-up: first-touch allocations and the BLAS's own start-up.
+  const double forward = metaguard_bench::median_seconds(runs, forward_once);
 
   const std::int64_t n = 1024;
   const torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
-  const double mm = median_seconds(runs, [&] { (void)torch::mm(a, b); });
+  const auto mm_once = [&] { (void)torch::mm(a, b); };
+  mm_once();
+  const double mm = metaguard_bench::median_seconds(runs, mm_once);
 
   std::printf("RESULT forward %.6f\n", forward);
   std::printf("RESULT matmul %.6f\n", mm);

@@ -65,20 +65,6 @@ struct BenchModelImpl : torch::nn::Module {
 };
 TORCH_MODULE(BenchModel);
 
-// Median seconds of `runs` calls of `timed`; `after` (untimed) cleans up.
-double median_seconds(int runs, const std::function<void()> &timed,
-                      const std::function<void()> &after = [] {}) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    timed();
-    times.push_back(seconds_since(start));
-    after();
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 void warm_page_cache(const std::vector<std::filesystem::path> &files) {
   std::vector<char> buffer(8 << 20);
   for (const auto &f : files) {

@@ -283,11 +283,6 @@ struct Samples {
   std::vector<std::uint64_t> hashes;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 void report(const std::vector<PathSpec> &paths, std::map<std::string, Samples> &samples,
             std::int64_t checkpoint_bytes) {
   std::printf("%-30s %9s %9s %9s %10s %8s\n", "path", "median s", "min s", "max s", "peak MiB",

@@ -8,13 +8,34 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace metaguard_bench {
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The median of samples (0 for none).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Median seconds of `runs` calls of `timed`; `after` (untimed) cleans up.
+inline double median_seconds(int runs, const std::function<void()> &timed,
+                             const std::function<void()> &after = [] {}) {
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    timed();
+    times.push_back(seconds_since(start));
+    after();
+  }
+  return median(std::move(times));
 }
 
 // A "VmHWM:"-style field of /proc/self/status, kB -> bytes.
