@@ -130,13 +130,14 @@ metaguard_install_sarif_validator() {
 
 # The pinned Python test environment (tools/python-requirements.txt): a
 # virtual environment outside the clone, installed once and again only when
-# the requirements change (a stamp holds their hash). About 6 GB, most of it
+# the requirements change (a stamp holds the hash of their non-comment lines,
+# so editing a comment installs nothing). About 6 GB, most of it
 # the CUDA libraries the torch wheel depends on; a first install takes a few
 # minutes.
 metaguard_python_env() {
   local requirements="$METAGUARD_ROOT/tools/python-requirements.txt"
   local stamp="$METAGUARD_PYTHON_ENV/.metaguard-stamp" want
-  want=$(sha256sum "$requirements" | cut -d' ' -f1)
+  want=$(grep -v '^[[:space:]]*#' "$requirements" | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
