@@ -2,6 +2,7 @@
 
 #include "MetaScopeLoadFinder.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/InvokedCallables.h"
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/RecordBases.h"
 #include "utils/domain/ExplicitOptions.h"
@@ -43,6 +44,15 @@ bool isFreeHop(const FunctionDecl *FD) {
   return isLibraryFunction(FD) || isHolderConstructor(FD) || FD->isImplicit();
 }
 
+/// The body of a thread Call starts (std::thread, std::jthread, a
+/// container's emplace of one, std::async that may launch one).
+std::optional<InvokedCallable> threadStartedBy(const Expr *Call) {
+  std::optional<InvokedCallable> Body = invokedCallable(Call);
+  if (!Body || !Body->OnAnotherThread)
+    return std::nullopt;
+  return Body;
+}
+
 } // namespace
 
 /// Loads facts: whether calling the function loads weights with the caller's
@@ -73,13 +83,80 @@ public:
         Setters.push_back(Call);
       }
     }
-    bool Found = false, FoundToDefault = false;
+    bool Found = false, FoundToDefault = false, FoundToScope = false;
+    auto Keep = [&](const Expr *Call, const FunctionDecl *Callee,
+                    const std::optional<std::string> &LoaderName,
+                    const LoadFacts *S, bool ToDefault, bool ToScope) {
+      if (!ToDefault && !ToScope)
+        return; // Out of reach of every state of the caller.
+      const unsigned Depth =
+          LoaderName ? 0
+                     : S->LoadsDepth + (Callee && isFreeHop(Callee) ? 0 : 1);
+      // Keep one load for the notes: one that the most of the caller's
+      // states reach, then the shallowest.
+      const int Reach = ToDefault + ToScope;
+      const int FoundReach = FoundToDefault + FoundToScope;
+      const bool Better = !Found || Reach > FoundReach ||
+                          (Reach == FoundReach && Depth < Out.LoadsDepth);
+      if (Better) {
+        Out.LoadsDepth = Depth;
+        if (LoaderName) {
+          Out.LoadsAt = Table.refOf(Call->getBeginLoc());
+          Out.Loader = Callee ? displayName(Callee) : *LoaderName;
+          Out.LoadsIn = displayName(F);
+        } else {
+          Out.LoadsAt = S->LoadsAt;
+          Out.Loader = S->Loader;
+          Out.LoadsIn = S->LoadsIn;
+        }
+      }
+      Found = true;
+      FoundToDefault |= ToDefault;
+      FoundToScope |= ToScope;
+    };
+    // Whether the caller's default device reaches Call: no setter of F's
+    // own on every path before it.
+    auto DefaultReaches = [&](const Expr *Call) {
+      if (Setters.empty())
+        return true;
+      const CfgReachability *Cfg =
+          Finder.Ambient.cfgs().get(F, F->getBody(), Context);
+      return Cfg && Cfg->reachableFromEntry(Call, Setters);
+    };
     for (const Expr *Call : Calls) {
+      // A thread's body runs with the process's default device and none of
+      // the scopes of the thread that starts it.
+      if (std::optional<InvokedCallable> Body = threadStartedBy(Call)) {
+        for (const FunctionDecl *Fn : Body->Functions) {
+          if (Finder.Ambient.loaders().isLoader(Fn)) {
+            Keep(Call, Fn, Fn->getNameAsString(), nullptr,
+                 DefaultReaches(Call), false);
+          } else if (const LoadFacts *TS = loadsOf(Fn, Table);
+                     TS && !TS->LoadsOnlyAfterSettingDevice) {
+            Keep(Call, Fn, std::nullopt, TS, DefaultReaches(Call), false);
+          }
+        }
+        continue;
+      }
       const FunctionDecl *Callee = calledFunction(Call);
       std::optional<std::string> LoaderName =
           Finder.Ambient.loaders().loaderCallName(Call);
       const LoadFacts *S = nullptr;
-      if (!LoaderName) {
+      // A deferred task runs here, as a call of it would.
+      if (std::optional<InvokedCallable> Task = deferredCallableRunBy(Call)) {
+        for (const FunctionDecl *Fn : Task->Functions) {
+          Callee = Fn;
+          if (Finder.Ambient.loaders().isLoader(Fn))
+            LoaderName = Fn->getNameAsString();
+          else
+            S = loadsOf(Fn, Table);
+          if (LoaderName || S)
+            break;
+        }
+        if (!LoaderName && !S)
+          continue;
+      }
+      if (!LoaderName && !S) {
         if (!Callee || Finder.Ambient.isMachinery(Callee))
           continue;
         // Any function the call may run (overrides of a virtual one too,
@@ -104,45 +181,33 @@ public:
         if (!S)
           continue;
       }
+      // Loads only on threads the callee starts: no scope of anyone's
+      // reaches them, the default device does.
+      const bool OtherThreads = S && S->LoadsOnlyOnOtherThreads;
       // A scope of the function's own decides the device there.
-      if (Finder.Ambient.liveGuardAt(Call, F, Context))
+      if (!OtherThreads && Finder.Ambient.liveGuardAt(Call, F, Context))
         continue;
-      if (LoaderName && Finder.hasDeviceMap(Call, F, Context))
+      if (LoaderName && !deferredCallableRunBy(Call) &&
+          Finder.hasDeviceMap(Call, F, Context))
         continue;
       bool ToDefault = LoaderName || !S->LoadsOnlyAfterSettingDevice;
-      if (ToDefault && !Setters.empty()) {
-        const CfgReachability *Cfg =
-            Finder.Ambient.cfgs().get(F, F->getBody(), Context);
-        ToDefault = Cfg && Cfg->reachableFromEntry(Call, Setters);
-      }
-      const unsigned Depth =
-          LoaderName ? 0
-                     : S->LoadsDepth + (Callee && isFreeHop(Callee) ? 0 : 1);
-      // Keep one load for the notes: one the caller's default device
-      // reaches if any, then the shallowest.
-      const bool Better =
-          !Found || (ToDefault && !FoundToDefault) ||
-          (ToDefault == FoundToDefault && Depth < Out.LoadsDepth);
-      if (Better) {
-        Out.LoadsDepth = Depth;
-        if (LoaderName) {
-          Out.LoadsAt = Table.refOf(Call->getBeginLoc());
-          Out.Loader = Callee ? displayName(Callee) : *LoaderName;
-          Out.LoadsIn = displayName(F);
-        } else {
-          Out.LoadsAt = S->LoadsAt;
-          Out.Loader = S->Loader;
-          Out.LoadsIn = S->LoadsIn;
-        }
-      }
-      Found = true;
-      FoundToDefault |= ToDefault;
+      Keep(Call, Callee, LoaderName, S, ToDefault && DefaultReaches(Call),
+           !OtherThreads);
     }
     Out.LoadsWeights = Found;
     Out.LoadsOnlyAfterSettingDevice = Found && !FoundToDefault;
+    Out.LoadsOnlyOnOtherThreads = Found && !FoundToScope;
   }
 
 private:
+  /// Fn's loads facts when calling it loads weights.
+  const LoadFacts *loadsOf(const FunctionDecl *Fn, SummaryTable &Table) {
+    const FunctionSummary *S =
+        Finder.Ambient.canEnter(Fn) ? Table.lookup<LoadFacts>(Fn) : nullptr;
+    return S && S->get<LoadFacts>().LoadsWeights ? &S->get<LoadFacts>()
+                                                 : nullptr;
+  }
+
   MetaScopeLoadFinder &Finder;
 };
 
@@ -188,6 +253,8 @@ MetaScopeLoadFinder::exposedLoad(const FunctionSummary *Summary, bool FreeHop,
     return std::nullopt;
   if (Kind == Exposure::DefaultDevice && S->LoadsOnlyAfterSettingDevice)
     return std::nullopt;
+  if (Kind == Exposure::Scope && S->LoadsOnlyOnOtherThreads)
+    return std::nullopt;
   if (S->LoadsDepth + (FreeHop ? 0 : 1) > CallDepth)
     return std::nullopt;
   return InnerLoad{Summaries(Context).locationOf(S->LoadsAt), S->Loader,
@@ -210,6 +277,20 @@ void MetaScopeLoadFinder::analyzeFunction(const FunctionDecl *F,
   AmbientDevice::InFunction Here =
       Ambient.inFunction(F, Lambda, Table, Context);
   for (const Expr *Call : Here.calls()) {
+    // A thread's body runs with the process's default device, whatever
+    // scope the thread that starts it is in; a deferred task runs at the
+    // get() or wait() that runs it, in the scopes live there.
+    if (std::optional<InvokedCallable> Body = threadStartedBy(Call)) {
+      if (std::optional<AmbientDevice::Origin> Origin =
+              Here.defaultDeviceAt(Call))
+        checkCallableOnMeta(Call, *Body, *Origin, Context);
+      continue;
+    }
+    if (std::optional<InvokedCallable> Task = deferredCallableRunBy(Call)) {
+      if (std::optional<AmbientDevice::Origin> Origin = Here.at(Call))
+        checkCallableOnMeta(Call, *Task, *Origin, Context);
+      continue;
+    }
     const FunctionDecl *Callee = calledFunction(Call);
     if (Callee &&
         (Ambient.isSetter(Callee) || (Ambient.isMachinery(Callee) &&
@@ -217,8 +298,23 @@ void MetaScopeLoadFinder::analyzeFunction(const FunctionDecl *F,
       checkScopeFunctionCall(Call, Context);
       continue;
     }
-    if (std::optional<AmbientDevice::Origin> Origin = Here.at(Call))
-      checkCallOnMeta(Call, F, *Origin, Context);
+    checkCallOnMeta(Call, F, Here, Context);
+  }
+}
+
+void MetaScopeLoadFinder::checkCallableOnMeta(
+    const Expr *Call, const InvokedCallable &Callable,
+    const AmbientDevice::Origin &Origin, ASTContext &Context) {
+  const Exposure Kind = Origin.Kind == AmbientDevice::Source::DefaultDevice
+                            ? Exposure::DefaultDevice
+                            : Exposure::Scope;
+  for (const FunctionDecl *Fn : Callable.Functions) {
+    if (Ambient.loaders().isLoader(Fn))
+      return Reporter.loadOnMeta(Call, displayName(Fn), Origin, std::nullopt,
+                                 Context);
+    if (std::optional<InnerLoad> Inner = exposedLoad(Fn, Kind, Context))
+      return Reporter.loadOnMeta(Call, displayName(Fn), Origin, Inner,
+                                 Context);
   }
 }
 
@@ -247,30 +343,54 @@ void MetaScopeLoadFinder::checkScopeFunctionCall(const Expr *Call,
 
 void MetaScopeLoadFinder::checkCallOnMeta(const Expr *Call,
                                           const FunctionDecl *F,
-                                          const AmbientDevice::Origin &Origin,
+                                          AmbientDevice::InFunction &Here,
                                           ASTContext &Context) {
   const FunctionDecl *Callee = calledFunction(Call);
+  std::optional<AmbientDevice::Origin> Origin = Here.at(Call);
   if (std::optional<std::string> Loader =
           Ambient.loaders().loaderCallName(Call)) {
-    if (!hasDeviceMap(Call, F, Context))
-      Reporter.loadOnMeta(Call, Callee ? displayName(Callee) : *Loader, Origin,
-                          std::nullopt, Context);
+    if (Origin && !hasDeviceMap(Call, F, Context))
+      Reporter.loadOnMeta(Call, Callee ? displayName(Callee) : *Loader,
+                          *Origin, std::nullopt, Context);
     return;
   }
-  Exposure Kind = Origin.Kind == AmbientDevice::Source::DefaultDevice
-                      ? Exposure::DefaultDevice
-                      : Exposure::Scope;
+  // The loads on threads the call starts see the default device under any
+  // scope live here (asked only for such loads: it walks the CFG).
+  std::optional<std::optional<AmbientDevice::Origin>> Default;
+  auto DefaultHere = [&]() -> const std::optional<AmbientDevice::Origin> & {
+    if (!Default)
+      Default = Origin && Origin->Kind == AmbientDevice::Source::DefaultDevice
+                    ? Origin
+                    : Here.defaultDeviceAt(Call);
+    return *Default;
+  };
+  auto Try = [&](const FunctionSummary *S, bool FreeHop,
+                 llvm::StringRef Name) {
+    if (!S || !S->get<LoadFacts>().LoadsWeights)
+      return false;
+    const std::optional<AmbientDevice::Origin> &At =
+        S->get<LoadFacts>().LoadsOnlyOnOtherThreads ? DefaultHere() : Origin;
+    if (!At)
+      return false;
+    const Exposure Kind = At->Kind == AmbientDevice::Source::DefaultDevice
+                              ? Exposure::DefaultDevice
+                              : Exposure::Scope;
+    std::optional<InnerLoad> Inner = exposedLoad(S, FreeHop, Kind, Context);
+    if (Inner)
+      Reporter.loadOnMeta(Call, Name, *At, Inner, Context);
+    return Inner.has_value();
+  };
   // Every function the call may run (overrides of a virtual one too, also
   // those only other translation units define).
   SummaryTable &Table = Summaries(Context);
   for (const FunctionDecl *Target : Table.callTargets(Call))
-    if (std::optional<InnerLoad> Inner = exposedLoad(Target, Kind, Context))
-      return Reporter.loadOnMeta(Call, displayName(Target), Origin, Inner,
-                                 Context);
+    if (Ambient.canEnter(Target) &&
+        Try(Table.lookup<LoadFacts>(Target), isFreeHop(Target),
+            displayName(Target)))
+      return;
   for (const FunctionSummary *S : Table.externalTargets(Call))
-    if (std::optional<InnerLoad> Inner =
-            exposedLoad(S, /*FreeHop=*/false, Kind, Context))
-      return Reporter.loadOnMeta(Call, S->Name, Origin, Inner, Context);
+    if (Try(S, /*FreeHop=*/false, S->Name))
+      return;
 }
 
 std::optional<InnerLoad>

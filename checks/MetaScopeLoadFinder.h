@@ -13,6 +13,7 @@
 #define METAGUARD_CHECKS_METASCOPELOADFINDER_H
 
 #include "MetaScopeLoadReporter.h"
+#include "utils/analysis/InvokedCallables.h"
 #include "utils/domain/AmbientDevice.h"
 
 #include "llvm/ADT/DenseSet.h"
@@ -55,9 +56,14 @@ private:
   class LoadsFacet;
 
   void checkScopeFunctionCall(const Expr *Call, ASTContext &Context);
+  /// Reports Call (in F) when it loads, or runs a load, on meta.
   void checkCallOnMeta(const Expr *Call, const FunctionDecl *F,
-                       const AmbientDevice::Origin &Origin,
-                       ASTContext &Context);
+                       AmbientDevice::InFunction &Here, ASTContext &Context);
+  /// Reports Call when the callable it starts (a thread's body) or runs (a
+  /// deferred task) loads while Origin's meta state reaches it.
+  void checkCallableOnMeta(const Expr *Call, const InvokedCallable &Callable,
+                           const AmbientDevice::Origin &Origin,
+                           ASTContext &Context);
   /// Whether a loader call in F gets a device map: visibly, or from a
   /// helper that builds its options. Its weights are then placed by the map.
   bool hasDeviceMap(const Expr *Call, const FunctionDecl *F,

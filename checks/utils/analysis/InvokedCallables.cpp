@@ -57,6 +57,15 @@ bool isPolicy(const Expr *E) {
   return RD && RD->getIdentifier() && compat::endsWith(RD->getName(), "_policy");
 }
 
+/// Whether E is exactly std::launch::deferred.
+bool isDeferredPolicy(const Expr *E) {
+  const auto *Ref = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+  const auto *Value =
+      Ref ? dyn_cast<EnumConstantDecl>(Ref->getDecl()) : nullptr;
+  return Value && Value->getIdentifier() && Value->getName() == "deferred" &&
+         isStdNamed(cast<EnumDecl>(Value->getDeclContext()), "launch");
+}
+
 /// What a function object given as an argument runs: the function, or the
 /// call operator of the lambda (of a generic lambda, each instantiation).
 llvm::SmallVector<const FunctionDecl *, 1> functionsOf(const Expr *Arg) {
@@ -179,12 +188,16 @@ std::optional<InvokedCallable> invokedCallable(const Expr *Call) {
   std::optional<Shape> How = shapeOf(Call, Args, Ranges);
   if (!How)
     return std::nullopt;
-  if (!Args.empty() && isPolicy(Args.front()))
+  bool Deferred = false;
+  if (!Args.empty() && isPolicy(Args.front())) {
+    Deferred = isDeferredPolicy(Args.front());
     Args.erase(Args.begin());
+  }
   if (Args.empty())
     return std::nullopt;
   InvokedCallable Result;
-  Result.OnAnotherThread = *How == Shape::Thread;
+  Result.OnAnotherThread = *How == Shape::Thread && !Deferred;
+  Result.Deferred = *How == Shape::Thread && Deferred;
   if (*How != Shape::Algorithm) {
     Result.Callable = Args[0];
     Result.Functions = functionsOf(Args[0]);
@@ -203,7 +216,7 @@ std::optional<InvokedCallable> invokedCallable(const Expr *Call) {
     return std::nullopt;
   // std::jthread gives a body that takes one a std::stop_token first.
   const FunctionDecl *First = Result.Functions.front();
-  if (Result.OnAnotherThread && First->getNumParams() > 0)
+  if (*How == Shape::Thread && First->getNumParams() > 0)
     if (const CXXRecordDecl *RD = First->getParamDecl(0)
                                       ->getType()
                                       .getNonReferenceType()
@@ -211,6 +224,38 @@ std::optional<InvokedCallable> invokedCallable(const Expr *Call) {
         isStdNamed(RD, "stop_token"))
       Result.Params.insert(Result.Params.begin(), CallableSource());
   return Result;
+}
+
+std::optional<InvokedCallable> deferredCallableRunBy(const Expr *Call) {
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  const CXXMethodDecl *Method = Member ? Member->getMethodDecl() : nullptr;
+  if (!Method || !Method->getIdentifier() ||
+      (Method->getName() != "get" && Method->getName() != "wait") ||
+      !(isStdNamed(Method->getParent(), "future") ||
+        isStdNamed(Method->getParent(), "shared_future")))
+    return std::nullopt;
+  // The future a local variable holds since std::async made it (moving it
+  // into a shared_future keeps the task: `std::shared_future s = async(...)`).
+  const auto *Ref = dyn_cast<DeclRefExpr>(
+      Member->getImplicitObjectArgument()->IgnoreParenImpCasts());
+  const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  if (!Var || !Var->hasLocalStorage() || isa<ParmVarDecl>(Var) ||
+      !Var->getInit())
+    return std::nullopt;
+  const Expr *Init = ignoreExprPlumbing(Var->getInit(), ExprPlumbing());
+  for (unsigned Steps = 0; Init && Steps < 4; ++Steps) {
+    const auto *Construct = dyn_cast<CXXConstructExpr>(Init);
+    if (!Construct || Construct->getNumArgs() != 1)
+      break;
+    Init = ignoreExprPlumbing(Construct->getArg(0), ExprPlumbing());
+  }
+  const auto *Async = dyn_cast_or_null<CallExpr>(Init);
+  if (!Async)
+    return std::nullopt;
+  std::optional<InvokedCallable> Task = invokedCallable(Async);
+  if (!Task || !Task->Deferred)
+    return std::nullopt;
+  return Task;
 }
 
 } // namespace clang::tidy::metaguard

@@ -4,7 +4,8 @@
 // code that makes it: the function object given to an algorithm
 // (std::for_each, std::for_each_n, std::transform, their std::ranges forms),
 // to std::invoke, and the body of a thread (std::thread, std::jthread, a
-// vector of threads' emplace_back, std::async). Their bodies are in the
+// vector of threads' emplace_back, std::async), and the deferred task that
+// a get() or wait() runs. Their bodies are in the
 // user's code, but the calls of them are in system headers: an analysis
 // that follows calls sees them only through this. What the callable does
 // belongs at the call, with each of its parameters bound to what the call
@@ -47,6 +48,10 @@ struct InvokedCallable {
   /// The callable runs on a thread the call starts (std::thread,
   /// std::jthread, std::async), not before the call returns.
   bool OnAnotherThread = false;
+  /// std::async(std::launch::deferred, ...): the callable runs later, on
+  /// the thread that calls get() or wait() on the future
+  /// (deferredCallableRunBy).
+  bool Deferred = false;
 };
 
 /// The callable Call runs, if Call (a CallExpr, a call of a std::ranges
@@ -55,6 +60,13 @@ struct InvokedCallable {
 /// one; std::nullopt otherwise, and when the callable is not a function or
 /// lambda visible here (a std::function passed in, a function pointer).
 std::optional<InvokedCallable> invokedCallable(const Expr *Call);
+
+/// The deferred task that Call runs on the calling thread, when Call is a
+/// get() or wait() on a local std::future / std::shared_future initialised by
+/// std::async(std::launch::deferred, ...); std::nullopt otherwise. A
+/// std::async whose policy also allows std::launch::async runs on a thread
+/// of its own (as libstdc++ and libc++ choose), not here.
+std::optional<InvokedCallable> deferredCallableRunBy(const Expr *Call);
 
 } // namespace clang::tidy::metaguard
 

@@ -470,6 +470,11 @@ AmbientDevice::InFunction::at(const Expr *Call) {
   }
   if (Top)
     return Top;
+  return defaultDeviceAt(Call);
+}
+
+std::optional<AmbientDevice::Origin>
+AmbientDevice::InFunction::defaultDeviceAt(const Expr *Call) {
   if (!Cfg)
     return std::nullopt;
   std::optional<CfgReachability::Reach> Reach =

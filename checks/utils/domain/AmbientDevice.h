@@ -100,6 +100,10 @@ public:
     /// ambient there (no source reaches it, or the innermost scope live
     /// there is not a meta one).
     std::optional<Origin> at(const Expr *Call);
+    /// Where a meta default device comes from at Call, whatever scope is
+    /// live there: what a thread started at Call inherits (scopes are the
+    /// calling thread's own; the default device is the process's).
+    std::optional<Origin> defaultDeviceAt(const Expr *Call);
 
   private:
     friend class AmbientDevice;

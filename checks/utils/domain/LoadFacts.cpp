@@ -19,6 +19,8 @@ void LoadFacts::write(FactJson &J) const {
     J["loads_depth"] = LoadsDepth;
   if (LoadsOnlyAfterSettingDevice)
     J["loads_only_after_setting_device"] = true;
+  if (LoadsOnlyOnOtherThreads)
+    J["loads_only_on_other_threads"] = true;
 }
 
 void LoadFacts::read(FactReader &R) {
@@ -28,13 +30,15 @@ void LoadFacts::read(FactReader &R) {
   R.string("loads_in", LoadsIn);
   R.unsignedNumber("loads_depth", LoadsDepth);
   R.boolean("loads_only_after_setting_device", LoadsOnlyAfterSettingDevice);
+  R.boolean("loads_only_on_other_threads", LoadsOnlyOnOtherThreads);
 }
 
 std::vector<MergeRule> LoadFacts::mergeRules() {
   MergeRule Loads;
   Loads.Key = "loads_weights";
   Loads.Details = {"loads_at", "loader", "loads_in", "loads_depth",
-                   "loads_only_after_setting_device"};
+                   "loads_only_after_setting_device",
+                   "loads_only_on_other_threads"};
   return {Loads};
 }
 

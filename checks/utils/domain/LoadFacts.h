@@ -4,7 +4,8 @@
 // and where. Keys in a facts file:
 //   "loads_weights": false, "loads_at": {"file", "line", "column"},
 //   "loader": "from_pretrained", "loads_in": "app::load_encoder",
-//   "loads_depth": 0, "loads_only_after_setting_device": false
+//   "loads_depth": 0, "loads_only_after_setting_device": false,
+//   "loads_only_on_other_threads": false
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +31,16 @@ struct LoadFacts {
   /// a meta default device of the caller does not reach them (a meta scope
   /// of the caller still does: a scope wins over the default device).
   bool LoadsOnlyAfterSettingDevice = false;
+  /// Every load runs on a thread the function starts (std::thread,
+  /// std::async), so a meta scope of the caller does not reach them (scopes
+  /// belong to one thread); the caller's default device still does.
+  bool LoadsOnlyOnOtherThreads = false;
 
   bool empty() const { return !LoadsWeights; }
   bool same(const LoadFacts &O) const {
     return LoadsWeights == O.LoadsWeights && LoadsDepth == O.LoadsDepth &&
            LoadsOnlyAfterSettingDevice == O.LoadsOnlyAfterSettingDevice &&
+           LoadsOnlyOnOtherThreads == O.LoadsOnlyOnOtherThreads &&
            LoadsAt == O.LoadsAt && Loader == O.Loader && LoadsIn == O.LoadsIn;
   }
   void write(FactJson &J) const;

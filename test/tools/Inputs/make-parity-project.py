@@ -171,6 +171,29 @@ void session(const fs::path &dir) {
   auto v = metaguard::from_pretrained<Vision>(dir);
 }
 """)]),
+    # Threads: a thread's body (another part) loads with the process's
+    # default device; a helper (another part) whose loads all run on a
+    # thread it starts is reached by the caller's default device, not by
+    # the caller's scope.
+    "threads": ("""Vision load_vision(const fs::path &dir);
+void start_loader(const fs::path &dir);
+""", [("vision", VISION), ("starter", """
+void start_loader(const fs::path &dir) {
+  std::thread worker(load_vision, dir);
+  worker.join();
+}
+"""), ("use", """
+void after_meta(const fs::path &dir) {
+  metaguard::set_default_device("meta");
+  std::thread worker(load_vision, dir);
+  worker.join();
+  start_loader(dir);
+}
+void in_scope(const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  start_loader(dir);
+}
+""")]),
     # RAII sessions: a constructor sets the default device, the destructor
     # (in a third part) resets it; one destructor is never defined.
     "sessions": ("""struct ScopedSession {
