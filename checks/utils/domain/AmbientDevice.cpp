@@ -36,8 +36,9 @@ template <class Fn> bool anyEnclosingFunction(const FunctionDecl *FD, Fn Pred) {
 
 AST_MATCHER_P(clang::VarDecl, isMetaGuard, const ScopeGuardClassifier *,
               Guards) {
+  // A holder of a DeviceScope is meta where a meta guard engages it.
   std::optional<DeviceKind> Kind = Guards->classify(&Node);
-  return Kind && *Kind == DeviceKind::Meta;
+  return Kind && (*Kind == DeviceKind::Meta || Guards->isGuardHolder(&Node));
 }
 
 AST_MATCHER_P(clang::ParmVarDecl, isMetaGuardParameter,
@@ -375,8 +376,11 @@ std::optional<LiveGuard> AmbientDevice::liveGuardAt(const Stmt *S,
     if (!Guard->Holder)
       return Guard;
     const CfgReachability *Cfg = Cfgs.get(F, Body, Context);
-    if (Cfg && guardHolderEngagedAt(*Guard, S, F, *Cfg))
+    if (std::optional<DeviceKind> Kind =
+            Cfg ? guardHolderEngagedAt(*Guard, S, F, *Cfg) : std::nullopt) {
+      Guard->Kind = *Kind;
       return Guard;
+    }
     At = Guard->DeclaredBy;
   }
   // A guard passed in by reference is live for the whole call.

@@ -3,7 +3,9 @@
 #include "utils/domain/ScopeGuards.h"
 #include "utils/analysis/ExprPlumbing.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/ClangCompat.h"
 #include "utils/analysis/RecordBases.h"
+#include "utils/domain/DeviceExpr.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -107,6 +109,92 @@ bool engagedByInit(const VarDecl *VD) {
   return !isEmptyValue(E); // std::make_unique<G>(), a guard value.
 }
 
+/// Whether RD is the standard container Name (std::deque, ...).
+bool isStdContainer(const ClassTemplateSpecializationDecl *Spec) {
+  return isStdTemplate(Spec, "vector") || isStdTemplate(Spec, "deque") ||
+         isStdTemplate(Spec, "list") || isStdTemplate(Spec, "forward_list");
+}
+
+/// The device a guard is built with, from the arguments of its
+/// construction; Unknown when they are not visible.
+DeviceKind deviceOfArguments(llvm::ArrayRef<const Expr *> Args) {
+  if (Args.empty() || isa<CXXDefaultArgExpr>(Args.front()))
+    return DeviceKind::Unknown;
+  return classifyDeviceExpr(Args.front());
+}
+
+/// The device of the guard a value that engages a holder builds:
+/// std::make_unique<G>(device), new G(device), a std::unique_ptr made from
+/// one of those.
+DeviceKind deviceOfValue(const Expr *E) {
+  for (unsigned Steps = 0; E && Steps < 4; ++Steps) {
+    E = ignoreExprPlumbing(E, ExprPlumbing());
+    if (const auto *New = dyn_cast_or_null<CXXNewExpr>(E)) {
+      const CXXConstructExpr *Construct = New->getConstructExpr();
+      return Construct ? deviceOfArguments(llvm::ArrayRef<const Expr *>(
+                             Construct->getArgs(), Construct->getNumArgs()))
+                       : DeviceKind::Unknown;
+    }
+    if (const auto *Call = dyn_cast_or_null<CallExpr>(E)) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      if (!Callee || !Callee->getIdentifier() ||
+          Callee->getName() != "make_unique")
+        return DeviceKind::Unknown;
+      return deviceOfArguments(
+          llvm::ArrayRef<const Expr *>(Call->getArgs(), Call->getNumArgs()));
+    }
+    const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
+    if (!Construct || Construct->getNumArgs() != 1)
+      return DeviceKind::Unknown;
+    E = Construct->getArg(0);
+  }
+  return DeviceKind::Unknown;
+}
+
+/// The device of the guard Engager (an initialiser, an emplace, a reset, an
+/// assignment, a push into a container) puts into its holder.
+DeviceKind deviceEngagedBy(const Stmt *Engager) {
+  if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Engager)) {
+    llvm::ArrayRef<const Expr *> Args(Member->getArgs(),
+                                      Member->getNumArgs());
+    llvm::StringRef Name = Member->getMethodDecl()->getName();
+    if (Name == "reset" || compat::startsWith(Name, "push"))
+      return Args.empty() ? DeviceKind::Unknown : deviceOfValue(Args.front());
+    // A container's emplace(position, args...).
+    const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(
+        Member->getMethodDecl()->getParent());
+    if (Name == "emplace" && Spec && isStdContainer(Spec) && !Args.empty())
+      Args = Args.drop_front();
+    // A container of std::unique_ptr<G>: emplace_back(std::make_unique...).
+    if (Args.size() == 1 && !Args.front()->getType()->getAsCXXRecordDecl())
+      return deviceOfArguments(Args);
+    if (Args.size() == 1)
+      if (DeviceKind Kind = deviceOfValue(Args.front());
+          Kind != DeviceKind::Unknown)
+        return Kind;
+    return deviceOfArguments(Args);
+  }
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Engager))
+    return Op->getNumArgs() == 2 ? deviceOfValue(Op->getArg(1))
+                                 : DeviceKind::Unknown;
+  // A holder's initialiser: std::optional<G>(std::in_place, device), or a
+  // std::unique_ptr from std::make_unique / new.
+  ExprPlumbing UpToConstruction;
+  UpToConstruction.Copies = ExprPlumbing::CopyMoves::Keep;
+  const auto *Init = dyn_cast<Expr>(Engager);
+  const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(
+      ignoreExprPlumbing(Init, UpToConstruction));
+  if (!Construct)
+    return deviceOfValue(Init);
+  llvm::ArrayRef<const Expr *> Args(Construct->getArgs(),
+                                    Construct->getNumArgs());
+  if (!Args.empty())
+    if (const CXXRecordDecl *RD = Args.front()->getType()->getAsCXXRecordDecl();
+        RD && RD->getIdentifier() && RD->getName() == "in_place_t")
+      return deviceOfArguments(Args.drop_front());
+  return Args.size() == 1 ? deviceOfValue(Args.front()) : DeviceKind::Unknown;
+}
+
 bool refersTo(const Expr *E, const VarDecl *VD) {
   const auto *Ref =
       dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
@@ -131,7 +219,8 @@ ScopeGuardClassifier::classify(const VarDecl *VD) const {
     if (!Init || !isa<MaterializeTemporaryExpr>(Init->IgnoreParens()))
       return std::nullopt;
   } else if (const CXXRecordDecl *Held = heldGuardClass(T)) {
-    // The device of a DeviceScope emplaced later is not followed.
+    // A DeviceScope's device is the one it is engaged with, at each
+    // statement (guardHolderEngagedAt).
     std::optional<DeviceKind> Kind = classifyRecord(Held);
     if (Kind && *Kind != DeviceKind::Meta)
       return DeviceKind::Unknown;
@@ -161,12 +250,19 @@ ScopeGuardClassifier::classifyRecord(const CXXRecordDecl *RD) const {
 const CXXRecordDecl *ScopeGuardClassifier::heldGuardClass(QualType T) const {
   const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
       T->getAsCXXRecordDecl());
-  if (!Spec ||
+  if (!Spec)
+    return nullptr;
+  const bool Container = isStdContainer(Spec);
+  if (!Container &&
       !(isStdTemplate(Spec, "optional") || isStdTemplate(Spec, "unique_ptr")))
     return nullptr;
   const TemplateArgumentList &Args = Spec->getTemplateArgs();
   if (Args.size() == 0 || Args[0].getKind() != TemplateArgument::Type)
     return nullptr;
+  // A container of guards, or of std::unique_ptr<G>.
+  if (Container)
+    if (const CXXRecordDecl *Inner = heldGuardClass(Args[0].getAsType()))
+      return Inner;
   const CXXRecordDecl *Held = Args[0].getAsType()->getAsCXXRecordDecl();
   return Held && classifyRecord(Held) ? Held : nullptr;
 }
@@ -222,8 +318,10 @@ bool ScopeGuardClassifier::isMetaGuardParameter(const ParmVarDecl *P) const {
   return Kind && *Kind == DeviceKind::Meta;
 }
 
-bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
-                          const FunctionDecl *F, const CfgReachability &Cfg) {
+std::optional<DeviceKind> guardHolderEngagedAt(const LiveGuard &G,
+                                               const Stmt *S,
+                                               const FunctionDecl *F,
+                                               const CfgReachability &Cfg) {
   llvm::SmallVector<const Stmt *, 4> Engage, Disengage;
   if (engagedByInit(G.Var))
     Engage.push_back(G.Var->getInit());
@@ -234,8 +332,15 @@ bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
           !refersTo(Call->getImplicitObjectArgument(), G.Var))
         return;
       llvm::StringRef Name = Method->getName();
-      if (Name == "emplace")
+      // A container's newest guard is the innermost scope; one taken out
+      // leaves the container's others unknown, counted as none.
+      if (Name == "emplace" || Name == "emplace_back" ||
+          Name == "emplace_front" || Name == "push_back" ||
+          Name == "push_front")
         Engage.push_back(Call);
+      else if (Name == "pop_back" || Name == "pop_front" || Name == "clear" ||
+               Name == "erase")
+        Disengage.push_back(Call);
       else if (Name == "reset")
         (Call->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Call->getArg(0)) &&
                  !isEmptyValue(Call->getArg(0))
@@ -250,10 +355,32 @@ bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
         (isEmptyValue(Op->getArg(1)) ? Disengage : Engage).push_back(Op);
   });
   if (Engage.empty())
-    return false;
-  std::optional<CfgReachability::Reach> Reach =
-      Cfg.findReachingGen(S, Engage, Disengage);
-  return Reach && Reach->Gen;
+    return std::nullopt;
+  // A guard of a meta class is meta whatever engages it; a DeviceScope
+  // has the device it is built with. Meta on some path wins (as for the
+  // default device); otherwise the kind of the guard that reaches S.
+  llvm::SmallVector<const Stmt *, 4> Meta, Other;
+  for (const Stmt *E : Engage)
+    (G.Kind == DeviceKind::Meta || deviceEngagedBy(E) == DeviceKind::Meta
+         ? Meta
+         : Other)
+        .push_back(E);
+  auto Reaches = [&](llvm::ArrayRef<const Stmt *> Gens,
+                     llvm::ArrayRef<const Stmt *> Others) -> const Stmt * {
+    if (Gens.empty())
+      return nullptr;
+    llvm::SmallVector<const Stmt *, 8> Kills(Disengage.begin(),
+                                             Disengage.end());
+    Kills.append(Others.begin(), Others.end());
+    std::optional<CfgReachability::Reach> Reach =
+        Cfg.findReachingGen(S, Gens, Kills);
+    return Reach ? Reach->Gen : nullptr;
+  };
+  if (Reaches(Meta, Other))
+    return DeviceKind::Meta;
+  if (const Stmt *Gen = Reaches(Other, Meta))
+    return deviceEngagedBy(Gen);
+  return std::nullopt;
 }
 
 const LiveGuardFinder::BlockGuards &

@@ -52,9 +52,10 @@ public:
   /// - a variable of an RAII class of the user's whose object holds a meta
   ///   guard (a data member of a MetaScopeTypes class or of another such
   ///   class, or such a base): Meta;
-  /// - a std::optional or std::unique_ptr of a guard class (a holder): the
-  ///   guard lives only while the holder is engaged, see
-  ///   guardHolderEngagedAt().
+  /// - a std::optional or std::unique_ptr of a guard class, or a standard
+  ///   container of guards or of std::unique_ptr to them (a holder): the
+  ///   guard lives only while the holder is engaged, with the device it is
+  ///   engaged with, see guardHolderEngagedAt().
   ///
   /// Whether RD is, or derives from, a MetaScopeTypes or DeviceScopeTypes
   /// class (its methods implement the scope and are not analysed).
@@ -65,8 +66,8 @@ public:
   /// destructor closes it. Memoised per translation unit.
   bool isMetaRaiiClass(const CXXRecordDecl *RD) const;
 
-  /// Whether VD (classified as a guard) holds it in a std::optional or
-  /// std::unique_ptr.
+  /// Whether VD (classified as a guard) holds it in a std::optional,
+  /// std::unique_ptr or container.
   bool isGuardHolder(const VarDecl *VD) const;
 
   /// Whether a parameter is a meta guard passed in (by reference or
@@ -100,12 +101,18 @@ struct LiveGuard {
   const Stmt *DeclaredBy = nullptr;
 };
 
-/// Whether the guard holder G is engaged at S on some path: its initialiser
-/// engages it (std::in_place, a guard, std::make_unique, new) or an
-/// emplace / assignment / reset(p) does, with no reset() / = std::nullopt /
-/// = nullptr after it. F is the function and Cfg its CFG.
-bool guardHolderEngagedAt(const LiveGuard &G, const Stmt *S,
-                          const FunctionDecl *F, const CfgReachability &Cfg);
+/// The device of the guard that the holder G holds at S on some path, or
+/// std::nullopt when it is empty there: its initialiser engages it
+/// (std::in_place, a guard, std::make_unique, new) or an emplace /
+/// assignment / reset(p) / a container's emplace_back or push_back does,
+/// with no reset() / = std::nullopt / = nullptr / pop_back() / clear()
+/// after it. Meta when a meta guard reaches S on some path; otherwise the
+/// device the reaching guard is built with (Unknown when not visible). F is
+/// the function and Cfg its CFG.
+std::optional<DeviceKind> guardHolderEngagedAt(const LiveGuard &G,
+                                               const Stmt *S,
+                                               const FunctionDecl *F,
+                                               const CfgReachability &Cfg);
 
 /// Finds the innermost guard alive at a statement: a guard variable declared
 /// before it in a block that encloses it (or in the init-statement or
