@@ -115,7 +115,7 @@ llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
   const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>(CalleeNode);
   if (Call && isSetter(Callee)) {
     if (Call->getNumArgs() > 0 &&
-        classifyDeviceExpr(Call->getArg(0)) == DeviceKind::Meta)
+        classifyDeviceExpr(Call->getArg(0), Context) == DeviceKind::Meta)
       Found.push_back(Functions.enclosing(Call, Context));
     return Found;
   }
@@ -190,9 +190,10 @@ AmbientDevice::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
     if (isSetter(Callee)) {
       // A setter without arguments (reset_default_device) ends the state.
       const auto *CE = dyn_cast<CallExpr>(Call);
-      DeviceKind Kind = CE && CE->getNumArgs() > 0
-                            ? classifyDeviceExpr(CE->getArg(0))
-                            : DeviceKind::NonMeta;
+      DeviceKind Kind =
+          CE && CE->getNumArgs() > 0
+              ? classifyDeviceExpr(CE->getArg(0), Callee->getASTContext())
+              : DeviceKind::NonMeta;
       (Kind == DeviceKind::Meta ? Events.Gens : Events.Kills).push_back(Call);
       Events.UnknownKill |= Kind == DeviceKind::Unknown;
       continue;

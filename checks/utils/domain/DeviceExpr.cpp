@@ -5,6 +5,7 @@
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/LocalVariables.h"
 
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
@@ -19,7 +20,7 @@ namespace {
 
 constexpr unsigned MaxVariableHops = 8;
 
-DeviceKind classify(const Expr *E, unsigned Hops);
+DeviceKind classify(const Expr *E, const ASTContext *Ctx, unsigned Hops);
 
 DeviceKind classifyEnumerator(const EnumConstantDecl *ECD) {
   const auto *Enum = dyn_cast<EnumDecl>(ECD->getDeclContext());
@@ -28,11 +29,69 @@ DeviceKind classifyEnumerator(const EnumConstantDecl *ECD) {
   return ECD->getName() == "Meta" ? DeviceKind::Meta : DeviceKind::NonMeta;
 }
 
+/// The DeviceType enumeration T is, or nullptr.
+const EnumDecl *deviceTypeEnum(QualType T) {
+  // getAsTagDecl is spelled the same on every LLVM major; the definition
+  // holds the enumerators.
+  const auto *Enum = dyn_cast_or_null<EnumDecl>(T->getAsTagDecl());
+  if (Enum)
+    Enum = Enum->getDefinition();
+  return Enum && Enum->getIdentifier() && Enum->getName() == "DeviceType"
+             ? Enum
+             : nullptr;
+}
+
+/// The kind of the string a constant pointer points into: a string literal,
+/// read from the offset the pointer has.
+std::optional<DeviceKind> classifyStringPointer(const APValue &Value,
+                                                const ASTContext &Ctx) {
+  if (!Value.isLValue() || Value.isNullPointer())
+    return std::nullopt;
+  const auto *Base = Value.getLValueBase().dyn_cast<const Expr *>();
+  const auto *Literal = dyn_cast_or_null<StringLiteral>(Base);
+  if (!Literal || Literal->getCharByteWidth() != 1)
+    return std::nullopt;
+  uint64_t Offset = Value.getLValueOffset().getQuantity();
+  llvm::StringRef Text = Literal->getString();
+  if (Offset > Text.size())
+    return std::nullopt;
+  return classifyDeviceString(Text.drop_front(Offset));
+}
+
+/// The kind of E's value when the compiler can compute it (Clang's constant
+/// evaluator, as for a constant expression): a DeviceType value or a string
+/// pointer given by constexpr and const variables, constexpr functions and
+/// conditionals with a constant condition. nullopt when E has another type
+/// (a torch::Device or std::string is looked into by its construction) or
+/// its value is not constant.
+std::optional<DeviceKind> evaluateConstant(const Expr *E,
+                                           const ASTContext &Ctx) {
+  if (E->isValueDependent() || E->isTypeDependent())
+    return std::nullopt;
+  QualType T = E->getType();
+  const EnumDecl *Enum = deviceTypeEnum(T);
+  bool IsString = T->isPointerType() && T->getPointeeType()->isCharType();
+  if (!Enum && !IsString)
+    return std::nullopt;
+  Expr::EvalResult Result;
+  if (!E->EvaluateAsRValue(Result, Ctx) || Result.HasSideEffects)
+    return std::nullopt;
+  if (IsString)
+    return classifyStringPointer(Result.Val, Ctx);
+  if (!Result.Val.isInt())
+    return std::nullopt;
+  for (const EnumConstantDecl *ECD : Enum->enumerators())
+    if (llvm::APSInt::isSameValue(ECD->getInitVal(), Result.Val.getInt()))
+      return classifyEnumerator(ECD);
+  return DeviceKind::Unknown; // A value no enumerator has.
+}
+
 /// The kind of a local variable that is not const: the kind every value it
 /// is given has (its initialiser and each plain assignment), provided
 /// nothing else may change it. Default-constructed (an empty std::string)
 /// it counts only its assignments.
-DeviceKind classifyLocalVariable(const VarDecl *VD, unsigned Hops) {
+DeviceKind classifyLocalVariable(const VarDecl *VD, const ASTContext *Ctx,
+                                 unsigned Hops) {
   const auto *F = dyn_cast_or_null<FunctionDecl>(VD->getDeclContext());
   if (!F || !F->getBody() || VD->getType()->isReferenceType())
     return DeviceKind::Unknown;
@@ -46,19 +105,20 @@ DeviceKind classifyLocalVariable(const VarDecl *VD, unsigned Hops) {
   if (const Expr *Init = VD->getInit()) {
     const auto *Construct = dyn_cast<CXXConstructExpr>(Init->IgnoreImplicit());
     if (!(Construct && Construct->getNumArgs() == 0) &&
-        !Add(classify(Init, Hops + 1)))
+        !Add(classify(Init, Ctx, Hops + 1)))
       return DeviceKind::Unknown;
   }
   // Every assignment gives the same kind, and nothing else may change it.
   if (!forEachAssignment(VD, [&](const Expr *Assigned) {
-        return Add(classify(Assigned, Hops + 1));
+        return Add(classify(Assigned, Ctx, Hops + 1));
       }))
     return DeviceKind::Unknown;
   return Kind ? *Kind : DeviceKind::Unknown;
 }
 
 /// The kind every return statement of a helper gives, when they agree.
-DeviceKind classifyReturned(const FunctionDecl *Callee, unsigned Hops) {
+DeviceKind classifyReturned(const FunctionDecl *Callee, const ASTContext *Ctx,
+                            unsigned Hops) {
   const FunctionDecl *Def = definitionWithBody(Callee);
   if (!Def || Hops >= MaxVariableHops)
     return DeviceKind::Unknown;
@@ -67,13 +127,14 @@ DeviceKind classifyReturned(const FunctionDecl *Callee, unsigned Hops) {
     const auto *Ret = dyn_cast<ReturnStmt>(S);
     if (!Ret)
       return;
-    DeviceKind K = classify(Ret->getRetValue(), Hops + 1);
+    DeviceKind K = classify(Ret->getRetValue(), Ctx, Hops + 1);
     Kind = Kind && *Kind != K ? DeviceKind::Unknown : K;
   });
   return Kind ? *Kind : DeviceKind::Unknown;
 }
 
-DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
+DeviceKind classifyVariable(const VarDecl *VD, const ASTContext *Ctx,
+                            unsigned Hops) {
   if (Hops >= MaxVariableHops)
     return DeviceKind::Unknown;
   QualType T = VD->getType();
@@ -83,7 +144,7 @@ DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
   if (isa<ParmVarDecl>(VD))
     return DeviceKind::Unknown;
   if (!IsConst)
-    return VD->hasLocalStorage() ? classifyLocalVariable(VD, Hops)
+    return VD->hasLocalStorage() ? classifyLocalVariable(VD, Ctx, Hops)
                                  : DeviceKind::Unknown;
   const VarDecl *Def = VD->getDefinition();
   const Expr *Init = Def ? Def->getInit() : VD->getAnyInitializer();
@@ -91,29 +152,32 @@ DeviceKind classifyVariable(const VarDecl *VD, unsigned Hops) {
     Init = VD->getAnyInitializer();
   if (!Init)
     return DeviceKind::Unknown;
-  return classify(Init, Hops + 1);
+  return classify(Init, Ctx, Hops + 1);
 }
 
-DeviceKind classify(const Expr *E, unsigned Hops) {
+DeviceKind classify(const Expr *E, const ASTContext *Ctx, unsigned Hops) {
   if (!E)
     return DeviceKind::Unknown;
   E = E->IgnoreParenImpCasts();
+  if (Ctx)
+    if (std::optional<DeviceKind> Kind = evaluateConstant(E, *Ctx))
+      return *Kind;
   if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(E))
-    return classify(Default->getExpr(), Hops);
+    return classify(Default->getExpr(), Ctx, Hops);
   if (const auto *Materialize = dyn_cast<MaterializeTemporaryExpr>(E))
-    return classify(Materialize->getSubExpr(), Hops);
+    return classify(Materialize->getSubExpr(), Ctx, Hops);
   if (const auto *Bind = dyn_cast<CXXBindTemporaryExpr>(E))
-    return classify(Bind->getSubExpr(), Hops);
+    return classify(Bind->getSubExpr(), Ctx, Hops);
   if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(E))
-    return classify(Cleanups->getSubExpr(), Hops);
+    return classify(Cleanups->getSubExpr(), Ctx, Hops);
   if (const auto *Cast = dyn_cast<CastExpr>(E))
-    return classify(Cast->getSubExpr(), Hops);
+    return classify(Cast->getSubExpr(), Ctx, Hops);
   if (const auto *Literal = dyn_cast<StringLiteral>(E))
     return classifyDeviceString(Literal->getString());
   if (const auto *UDL = dyn_cast<UserDefinedLiteral>(E)) {
     if (UDL->getLiteralOperatorKind() == UserDefinedLiteral::LOK_String)
       if (const Expr *Cooked = UDL->getCookedLiteral())
-        return classify(Cooked, Hops);
+        return classify(Cooked, Ctx, Hops);
     return DeviceKind::Unknown;
   }
   if (const auto *Construct = dyn_cast<CXXConstructExpr>(E)) {
@@ -121,29 +185,38 @@ DeviceKind classify(const Expr *E, unsigned Hops) {
     // std::string("meta"), and copies of any of these.
     if (Construct->getNumArgs() == 0)
       return DeviceKind::Unknown;
-    return classify(Construct->getArg(0), Hops);
+    return classify(Construct->getArg(0), Ctx, Hops);
   }
   if (const auto *List = dyn_cast<InitListExpr>(E)) {
     if (List->getNumInits() == 0)
       return DeviceKind::Unknown;
-    return classify(List->getInit(0), Hops);
+    return classify(List->getInit(0), Ctx, Hops);
   }
   if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
     if (const auto *ECD = dyn_cast<EnumConstantDecl>(Ref->getDecl()))
       return classifyEnumerator(ECD);
     if (const auto *VD = dyn_cast<VarDecl>(Ref->getDecl()))
-      return classifyVariable(VD, Hops);
+      return classifyVariable(VD, Ctx, Hops);
     return DeviceKind::Unknown;
   }
   if (const auto *Member = dyn_cast<MemberExpr>(E)) {
     // A static data member: Devices::kEmpty.
     if (const auto *VD = dyn_cast<VarDecl>(Member->getMemberDecl()))
-      return classifyVariable(VD, Hops);
+      return classifyVariable(VD, Ctx, Hops);
     return DeviceKind::Unknown;
   }
   if (const auto *Cond = dyn_cast<AbstractConditionalOperator>(E)) {
-    DeviceKind True = classify(Cond->getTrueExpr(), Hops);
-    DeviceKind False = classify(Cond->getFalseExpr(), Hops);
+    // A constant condition picks its branch, as the compiler does; a
+    // torch::Device or std::string built in each branch is looked into.
+    bool Taken = false;
+    const Expr *Condition = Cond->getCond();
+    if (Ctx && isa<ConditionalOperator>(Cond) &&
+        !Condition->isValueDependent() &&
+        Condition->EvaluateAsBooleanCondition(Taken, *Ctx))
+      return classify(Taken ? Cond->getTrueExpr() : Cond->getFalseExpr(), Ctx,
+                      Hops);
+    DeviceKind True = classify(Cond->getTrueExpr(), Ctx, Hops);
+    DeviceKind False = classify(Cond->getFalseExpr(), Ctx, Hops);
     return True == False ? True : DeviceKind::Unknown;
   }
   // A helper of the user's that returns a constant device: every return
@@ -155,7 +228,7 @@ DeviceKind classify(const Expr *E, unsigned Hops) {
     if (Callee && (!Method || Method->isStatic()) &&
         !Callee->getASTContext().getSourceManager().isInSystemHeader(
             Callee->getLocation()))
-      return classifyReturned(Callee, Hops);
+      return classifyReturned(Callee, Ctx, Hops);
   }
   return DeviceKind::Unknown;
 }
@@ -180,7 +253,9 @@ DeviceKind classifyDeviceString(llvm::StringRef Text) {
   return Known ? DeviceKind::NonMeta : DeviceKind::Unknown;
 }
 
-DeviceKind classifyDeviceExpr(const Expr *E) { return classify(E, 0); }
+DeviceKind classifyDeviceExpr(const Expr *E, const ASTContext &Context) {
+  return classify(E, &Context, 0);
+}
 
 namespace {
 
@@ -193,7 +268,7 @@ const Expr *stripMapExpr(const Expr *E) {
 
 /// A placement that is a known device (a "disk" string is Unknown).
 bool isDevicePlacement(const Expr *E) {
-  return classifyDeviceExpr(E) != DeviceKind::Unknown;
+  return classify(E, nullptr, 0) != DeviceKind::Unknown;
 }
 
 /// Whether Entry is a map entry written `{"prefix", dev}` (or constructed

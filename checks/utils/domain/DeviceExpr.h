@@ -28,15 +28,19 @@ enum class DeviceKind {
 DeviceKind classifyDeviceString(llvm::StringRef Text);
 
 /// Classifies a device expression. Recognised constants:
-/// - enumerators of an enum named DeviceType (c10::DeviceType::Meta,
-///   torch::kMeta, c10::kMeta through their constexpr variables);
-/// - string literals (also through std::string / std::string_view
-///   construction and the ""s / ""sv literals);
+/// - any DeviceType value or string pointer the compiler can compute
+///   (Clang's constant evaluator): enumerators of an enum named DeviceType
+///   (c10::DeviceType::Meta, torch::kMeta), string literals, constexpr and
+///   const variables, constexpr functions, conditionals with a constant
+///   condition;
+/// - std::string / std::string_view construction and the ""s / ""sv
+///   literals from one of these;
 /// - torch::Device(...) built from one of these (first argument);
 /// - const or constexpr variables initialised from one of these;
-/// - a conditional whose two arms have the same kind.
+/// - a conditional whose condition is constant (the branch it takes), or
+///   whose two arms have the same kind.
 /// Anything else (a parameter, a call, a non-const variable) is Unknown.
-DeviceKind classifyDeviceExpr(const Expr *E);
+DeviceKind classifyDeviceExpr(const Expr *E, const ASTContext &Context);
 
 /// Whether a device-map expression visibly keeps every parameter in memory
 /// (so nothing is offloaded and no hook is attached, as at run time):

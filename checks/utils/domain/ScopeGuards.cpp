@@ -235,7 +235,7 @@ ScopeGuardClassifier::classify(const VarDecl *VD) const {
   const CXXConstructExpr *Construct = guardConstruction(VD->getInit());
   if (!Construct || Construct->getNumArgs() == 0)
     return DeviceKind::Unknown;
-  return classifyDeviceExpr(Construct->getArg(0));
+  return classifyDeviceExpr(Construct->getArg(0), VD->getASTContext());
 }
 
 std::optional<DeviceKind>
