@@ -204,7 +204,7 @@ void materialise(OffloadHook &hook) {
       auto impl = record.impl.lock();
       if (!impl)
         continue;
-      const torch::Tensor value = detail::load_record(hook, record).to(hook.execution_device);
+      const torch::Tensor value = detail::load_for_use(hook, record).to(hook.execution_device);
       torch::Tensor param(std::move(impl));
       detail::swap_storage(param, value);
       record.materialised = storage_of(*param.unsafeGetTensorImpl());

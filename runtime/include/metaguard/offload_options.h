@@ -1,0 +1,15 @@
+// How offloaded blocks are read: options of dispatch_model,
+// attach_offload_hooks and LoadOptions::offload.
+#pragma once
+
+namespace metaguard {
+
+struct OffloadOptions {
+  // How many offloaded blocks (device-map entries placed on "disk") are read
+  // ahead on a background thread while the current one computes, in the
+  // order the first forward used them (registration order until then). Each
+  // costs the memory of one block; 0 reads every block when it is used.
+  int prefetch_depth = 1;
+};
+
+} // namespace metaguard
