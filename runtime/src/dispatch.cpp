@@ -192,6 +192,7 @@ void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<co
     hook->module_name = group.module_name;
     hook->weights = weights;
     hook->execution_device = device;
+    hook->drop_page_cache = options.drop_page_cache;
     for (const auto &p : group.params)
       hook->params.push_back(detail::make_record(p.local, p.full, p.param));
     hooks.push_back(std::move(hook));

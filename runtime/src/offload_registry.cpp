@@ -1,4 +1,5 @@
 #include "offload_registry.h"
+#include "page_cache.h"
 
 #include <metaguard/errors.h>
 
@@ -145,6 +146,8 @@ torch::Tensor load_for_use(const OffloadHook &hook, const OffloadedParam &record
   }
   if (!value.defined())
     value = hook.weights->load(record.key);
+  if (hook.drop_page_cache)
+    drop_page_cache(*hook.weights, record.key); // a copy no longer needs them; a mapping keeps its pages
   return checked_value(record, std::move(value));
 }
 

@@ -50,6 +50,8 @@ struct OffloadHook : std::enable_shared_from_this<OffloadHook> {
   // the index of this hook's block there.
   std::shared_ptr<Prefetcher> prefetcher;
   std::size_t block = 0;
+  // OffloadOptions::drop_page_cache.
+  bool drop_page_cache = false;
   // Guards nest and may run on several threads: count them, materialise on
   // the first and return to meta on the last.
   std::mutex mutex;
