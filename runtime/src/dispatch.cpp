@@ -7,6 +7,7 @@
 #include "offload_dispatch.h"
 #include "offload_registry.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -113,15 +114,93 @@ void check_weights(const std::vector<OwnedDiskParams> &owned, const WeightsMap &
   throw OffloadError(msg.str());
 }
 
+// The entry of `resolved` that places `name` (its longest covering prefix).
+std::string covering_entry(const DeviceMap &resolved, const std::string &name) {
+  std::string best;
+  bool found = false;
+  for (const auto &[prefix, placement] : resolved.entries()) {
+    const bool covers = prefix.empty() || name == prefix ||
+                        (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+                         name[prefix.size()] == '.');
+    if (covers && (!found || prefix.size() > best.size())) {
+      best = prefix;
+      found = true;
+    }
+  }
+  return best;
+}
+
+// The block a module belongs to for reading ahead: the name up to its first
+// numbered component (the item of a ModuleList or Sequential: "blocks.6" for
+// "blocks.6.attn.q", "h.2" for "h.2.mlp"), or the device-map entry that
+// placed it when that is deeper. A map entry alone is too coarse: {"": disk}
+// or a strategy's merged entries put every block under one prefix.
+std::string block_name(const std::string &entry, const std::string &module_name) {
+  std::size_t start = 0;
+  while (start < module_name.size()) {
+    std::size_t dot = module_name.find('.', start);
+    if (dot == std::string::npos)
+      dot = module_name.size();
+    const bool numbered = dot > start && std::all_of(module_name.begin() + static_cast<std::ptrdiff_t>(start),
+                                                     module_name.begin() + static_cast<std::ptrdiff_t>(dot),
+                                                     [](char c) { return c >= '0' && c <= '9'; });
+    if (numbered)
+      return dot > entry.size() ? module_name.substr(0, dot) : entry;
+    start = dot + 1;
+  }
+  return entry;
+}
+
+// Hooks are per module that owns parameters; the unit read ahead is a
+// block (see block_name), which a forward uses as a whole. Assigns each
+// hook its block and each parameter its slot there, and returns the
+// prefetcher (null when off).
+std::shared_ptr<detail::Prefetcher> make_prefetcher(const std::vector<OwnedDiskParams> &owned,
+                                                    const std::vector<std::shared_ptr<detail::OffloadHook>> &hooks,
+                                                    const std::shared_ptr<const WeightsMap> &weights,
+                                                    const DeviceMap &resolved, const OffloadOptions &options) {
+  if (options.prefetch_depth <= 0)
+    return nullptr;
+  std::vector<detail::Prefetcher::Block> blocks;
+  std::map<std::string, std::size_t> block_of;
+  for (std::size_t h = 0; h < owned.size(); ++h) {
+    const std::string entry = covering_entry(resolved, owned[h].params.front().full);
+    const auto [it, added] = block_of.emplace(block_name(entry, owned[h].module_name), blocks.size());
+    if (added)
+      blocks.push_back({weights, {}});
+    auto &block = blocks[it->second];
+    hooks[h]->block = it->second;
+    for (auto &record : hooks[h]->params) {
+      record.slot = block.keys.size();
+      block.keys.push_back(record.key);
+    }
+  }
+  if (blocks.size() < 2)
+    return nullptr; // nothing to read ahead of
+  auto prefetcher = std::make_shared<detail::Prefetcher>(std::move(blocks), options.prefetch_depth);
+  for (const auto &hook : hooks)
+    hook->prefetcher = prefetcher;
+  return prefetcher;
+}
+
 void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<const WeightsMap> &weights,
-                   torch::Device device) {
+                   const DeviceMap &resolved, const OffloadOptions &options) {
+  const torch::Device device = main_device(resolved);
+  std::vector<std::shared_ptr<detail::OffloadHook>> hooks;
   for (auto &group : owned) {
     auto hook = std::make_shared<detail::OffloadHook>();
     hook->module_name = group.module_name;
     hook->weights = weights;
     hook->execution_device = device;
+    hook->drop_page_cache = options.drop_page_cache;
     for (const auto &p : group.params)
       hook->params.push_back(detail::make_record(p.local, p.full, p.param));
+    hooks.push_back(std::move(hook));
+  }
+  make_prefetcher(owned, hooks, weights, resolved, options);
+  for (std::size_t h = 0; h < owned.size(); ++h) {
+    auto &group = owned[h];
+    auto hook = hooks[h];
     // Meta already (a reload or a re-dispatch) or not, each parameter gets a
     // meta value that points back to this hook and loads itself when used.
     for (std::size_t i = 0; i < group.params.size(); ++i)
@@ -142,15 +221,25 @@ Placement covered_placement(const DeviceMap &resolved, const std::string &name) 
 
 void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
                           const std::shared_ptr<const WeightsMap> &weights) {
+  attach_offload_hooks(model, resolved, weights, OffloadOptions{});
+}
+
+void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
+                          const std::shared_ptr<const WeightsMap> &weights, const OffloadOptions &options) {
   require_explicit(resolved);
   if (!weights)
     throw Error("attach_offload_hooks needs a weights map (got a null pointer)");
   auto owned = disk_parameters(model, resolved);
   check_weights(owned, *weights);
-  install_hooks(owned, weights, main_device(resolved));
+  install_hooks(owned, weights, resolved, options);
 }
 
 void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::filesystem::path &offload_folder) {
+  dispatch_model(model, map, offload_folder, OffloadOptions{});
+}
+
+void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::filesystem::path &offload_folder,
+                    const OffloadOptions &options) {
   const DeviceMap resolved = resolve_device_map(model, map);
   const torch::Device exec = main_device(resolved);
 
@@ -195,7 +284,7 @@ void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::f
     detail::swap_storage(param, value);
   if (weights) {
     auto owned = disk_parameters(model, resolved);
-    install_hooks(owned, weights, exec);
+    install_hooks(owned, weights, resolved, options);
   }
 }
 

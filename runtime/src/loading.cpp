@@ -343,7 +343,8 @@ void load_checkpoint(torch::nn::Module &module,
                : std::next(it);
     attach_offload_hooks(module, resolved,
                          std::make_shared<CheckpointWeightsMap>(checkpoint, std::move(disk_dtypes),
-                                                                 keys.renamed()));
+                                                                 keys.renamed()),
+                         options.offload);
   }
 }
 

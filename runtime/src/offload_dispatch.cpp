@@ -121,7 +121,7 @@ torch::Tensor onload(const c10::OperatorHandle &op, const torch::Tensor &tensor,
     refuse(op, ticket->name, *problem);
     return tensor;
   }
-  return load_record(*hook, record).to(hook->execution_device);
+  return load_for_use(*hook, record).to(hook->execution_device);
 }
 
 // Loads each offloaded parameter once per operator call, however many

@@ -5,6 +5,8 @@
 #include <metaguard/offload_folder.h>
 
 #include "mapped_read.h"
+#include "posix_file.h"
+#include "staging_pool.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -26,6 +28,10 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string errno_text() { return std::strerror(errno); }
+
+// From this size a tensor gets a copy-on-write mapping of its .dat, below it a
+// read into a pooled buffer (see SafetensorsFile::private_tensor's threshold).
+constexpr std::size_t kMappingFrom = std::size_t{8} << 20;
 
 std::string describe(const std::string &tensor, const fs::path &file) {
   return "tensor '" + tensor + "' (" + file.string() + ")";
@@ -259,6 +265,12 @@ torch::Tensor OffloadFolder::load(const std::string &name) const {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw OffloadError("cannot open the data of " + describe(name, file) + ": " + errno_text());
+  if (static_cast<std::size_t>(bytes) < kMappingFrom) {
+    // Small tensors are read into reused buffers: a mapping each costs more
+    // than the copy (the same threshold as a checkpoint's private tensors).
+    const detail::UniqueFd owned(fd);
+    return detail::read_staged(fd, file, e.shape, d, 0);
+  }
   // Map the page cache instead of copying: a private read-only mapping,
   // populated up front, then made writable so that a write copies the page
   // (never the file) instead of faulting. Populating a writable private

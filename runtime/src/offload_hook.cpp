@@ -7,6 +7,7 @@
 #include "module_walk.h"
 #include "offload_dispatch.h"
 #include "offload_registry.h"
+#include "page_cache.h"
 
 #include <algorithm>
 #include <atomic>
@@ -204,7 +205,7 @@ void materialise(OffloadHook &hook) {
       auto impl = record.impl.lock();
       if (!impl)
         continue;
-      const torch::Tensor value = detail::load_record(hook, record).to(hook.execution_device);
+      const torch::Tensor value = detail::load_for_use(hook, record).to(hook.execution_device);
       torch::Tensor param(std::move(impl));
       detail::swap_storage(param, value);
       record.materialised = storage_of(*param.unsafeGetTensorImpl());
@@ -226,8 +227,13 @@ void acquire(const Module &module, OffloadHook &hook) {
 
 void release(OffloadHook &hook) noexcept {
   std::lock_guard<std::mutex> lock(hook.mutex);
-  if (--hook.active == 0)
-    to_meta(hook, hook.params.size());
+  if (--hook.active != 0)
+    return;
+  to_meta(hook, hook.params.size());
+  // Unmapped now (unless user code keeps a view): the pages can go.
+  if (hook.drop_page_cache)
+    for (const auto &record : hook.params)
+      detail::drop_page_cache(*hook.weights, record.key);
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "offload_registry.h"
+#include "page_cache.h"
 
 #include <metaguard/errors.h>
 
@@ -118,8 +119,8 @@ OffloadedParam make_record(const std::string &local, const std::string &key, con
                         param.scalar_type()};
 }
 
-torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record) {
-  torch::Tensor value = hook.weights->load(record.key);
+namespace {
+torch::Tensor checked_value(const OffloadedParam &record, torch::Tensor value) {
   if (value.sizes() != c10::IntArrayRef(record.sizes)) {
     std::ostringstream msg;
     msg << "the offloaded data of parameter '" << record.key << "' has shape " << value.sizes()
@@ -130,6 +131,24 @@ torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record)
   if (value.scalar_type() != record.dtype)
     value = value.to(record.dtype);
   return value;
+}
+} // namespace
+
+torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record) {
+  return checked_value(record, hook.weights->load(record.key));
+}
+
+torch::Tensor load_for_use(const OffloadHook &hook, const OffloadedParam &record) {
+  torch::Tensor value;
+  if (hook.prefetcher) {
+    hook.prefetcher->on_use(hook.block);
+    value = hook.prefetcher->take(hook.block, record.slot);
+  }
+  if (!value.defined())
+    value = hook.weights->load(record.key);
+  if (hook.drop_page_cache)
+    drop_page_cache(*hook.weights, record.key); // a copy no longer needs them; a mapping keeps its pages
+  return checked_value(record, std::move(value));
 }
 
 void swap_storage(const torch::Tensor &param, const torch::Tensor &value) {

@@ -8,6 +8,8 @@
 
 #include <metaguard/weights_map.h>
 
+#include "prefetcher.h"
+
 #include <c10/core/TensorImpl.h>
 #include <c10/core/UndefinedTensorImpl.h>
 #include <torch/nn/module.h>
@@ -33,6 +35,8 @@ struct OffloadedParam {
   // another one when the guard ends, user code replaced it (set_data) and it
   // is left alone for the checks to report, not silently thrown away.
   const void *materialised = nullptr;
+  // Its place among the parameters of its block, for the prefetcher.
+  std::size_t slot = 0;
 };
 
 struct OffloadHook : std::enable_shared_from_this<OffloadHook> {
@@ -42,6 +46,12 @@ struct OffloadHook : std::enable_shared_from_this<OffloadHook> {
   std::shared_ptr<const WeightsMap> weights;
   torch::Device execution_device{torch::kCPU};
   std::vector<OffloadedParam> params;
+  // Reads the blocks after this one's ahead of use (null: no prefetch), and
+  // the index of this hook's block there.
+  std::shared_ptr<Prefetcher> prefetcher;
+  std::size_t block = 0;
+  // OffloadOptions::drop_page_cache.
+  bool drop_page_cache = false;
   // Guards nest and may run on several threads: count them, materialise on
   // the first and return to meta on the last.
   std::mutex mutex;
@@ -71,6 +81,9 @@ OffloadedParam make_record(const std::string &local, const std::string &key, con
 // The value of an offloaded parameter from its hook's weights map, checked
 // against the parameter's shape and converted to its dtype.
 torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record);
+// The same for a use in a forward: tells the prefetcher the block is in use
+// and takes the prefetched value when there is one.
+torch::Tensor load_for_use(const OffloadHook &hook, const OffloadedParam &record);
 // Replaces the storage of `param` in place (same TensorImpl, so the module,
 // its member variable and any optimizer keep seeing the same parameter).
 void swap_storage(const torch::Tensor &param, const torch::Tensor &value);

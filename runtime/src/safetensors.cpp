@@ -4,6 +4,7 @@
 #include "json_strict.h"
 #include "mapped_read.h"
 #include "posix_file.h"
+#include "staging_pool.h"
 
 #include <torch/torch.h>
 
@@ -516,9 +517,15 @@ void read_converted(const SafetensorsData &data, const TensorInfo &info, torch::
 }
 
 torch::Tensor read_copy(const SafetensorsData &data, const TensorInfo &info, torch::Dtype dtype) {
-  auto copy = empty_cpu(info.shape, dtype);
-  detail::read_exact(data.fd.get(), data.path, copy.data_ptr(),
-                     static_cast<std::size_t>(info.nbytes()), data.data_offset + info.begin);
+  torch::Tensor copy;
+  if (static_cast<std::size_t>(info.nbytes()) <= detail::StagingPool::kLargest) {
+    // Small reads are many (every bias and norm of a block): reused buffers.
+    copy = detail::read_staged(data.fd.get(), data.path, info.shape, dtype, data.data_offset + info.begin);
+  } else {
+    copy = empty_cpu(info.shape, dtype);
+    detail::read_exact(data.fd.get(), data.path, copy.data_ptr(), static_cast<std::size_t>(info.nbytes()),
+                       data.data_offset + info.begin);
+  }
   if (dtype == torch::kBool)
     check_bool_bytes(data, info, static_cast<const char *>(copy.data_ptr()), info.nbytes());
   return copy;

@@ -5,6 +5,7 @@
 #include <metaguard/auto_device_map.h>
 #include <metaguard/device_map.h>
 #include <metaguard/offload_hook.h>
+#include <metaguard/offload_options.h>
 #include <metaguard/weights_map.h>
 
 #include <torch/nn/module.h>
@@ -23,6 +24,9 @@ namespace metaguard {
 // shape differ, before any parameter is changed.
 void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
                           const std::shared_ptr<const WeightsMap> &weights);
+// The same, reading offloaded blocks as `options` say (read-ahead depth).
+void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
+                          const std::shared_ptr<const WeightsMap> &weights, const OffloadOptions &options);
 
 // Dispatches an in-memory model: resolves `map`, moves every non-disk
 // parameter and buffer to its device in place, writes the disk ones to
@@ -32,5 +36,8 @@ void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
 // parameters uncovered.
 void dispatch_model(torch::nn::Module &model, const DeviceMap &map,
                     const std::filesystem::path &offload_folder = {});
+// The same, reading offloaded blocks as `options` say (read-ahead depth).
+void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::filesystem::path &offload_folder,
+                    const OffloadOptions &options);
 
 } // namespace metaguard

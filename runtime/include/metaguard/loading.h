@@ -16,6 +16,7 @@
 #include <metaguard/config.h>
 #include <metaguard/device.h>
 #include <metaguard/device_map.h>
+#include <metaguard/offload_options.h>
 #include <metaguard/pretrained_model.h>
 
 #include <torch/nn/module.h>
@@ -55,6 +56,9 @@ struct LoadOptions {
   bool strict = true;
   // Reader limits (header size cap).
   SafetensorsOptions safetensors = {};
+  // How "disk" blocks are read when used (read-ahead depth; see
+  // docs/runtime-offload.md).
+  OffloadOptions offload = {};
 };
 
 namespace detail {

@@ -14,6 +14,7 @@
 #include <metaguard/module.h>
 #include <metaguard/offload_folder.h>
 #include <metaguard/offload_hook.h>
+#include <metaguard/offload_options.h>
 #include <metaguard/policy.h>
 #include <metaguard/pretrained_model.h>
 #include <metaguard/safetensors.h>

@@ -1,0 +1,20 @@
+// How offloaded blocks are read: options of dispatch_model,
+// attach_offload_hooks and LoadOptions::offload.
+#pragma once
+
+namespace metaguard {
+
+struct OffloadOptions {
+  // How many offloaded blocks (device-map entries placed on "disk") are read
+  // ahead on a background thread while the current one computes, in the
+  // order the first forward used them (registration order until then). Each
+  // costs the memory of one block; 0 reads every block when it is used.
+  int prefetch_depth = 1;
+  // After a block has been used and returned to meta, ask the kernel to drop
+  // its bytes from the page cache (POSIX_FADV_DONTNEED), so the files of a
+  // model bigger than memory do not push the rest of the system out of the
+  // cache. The next forward reads them from disk again.
+  bool drop_page_cache = false;
+};
+
+} // namespace metaguard

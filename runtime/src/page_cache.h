@@ -1,0 +1,18 @@
+// Private to the library: dropping the bytes of used offloaded parameters
+// from the page cache (OffloadOptions::drop_page_cache).
+#pragma once
+
+#include <metaguard/weights_map.h>
+
+#include <string>
+
+namespace metaguard::detail {
+
+// Asks the kernel to drop the cached pages that hold `name` of `weights`
+// (POSIX_FADV_DONTNEED): its .dat in an offload folder, its byte range in a
+// safetensors shard, the whole file for other checkpoint formats; nothing
+// for other weights maps. Best effort: pages still mapped by a live tensor
+// stay, and failures are ignored (the cache is only a cache).
+void drop_page_cache(const WeightsMap &weights, const std::string &name);
+
+} // namespace metaguard::detail

@@ -1,0 +1,162 @@
+#include "prefetcher.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <system_error>
+
+namespace metaguard::detail {
+
+Prefetcher::Prefetcher(std::vector<Block> blocks, int depth)
+    : blocks_(std::move(blocks)), depth_(static_cast<std::size_t>(std::max(depth, 1))),
+      order_(blocks_.size()), was_seen_(blocks_.size(), false), last_used_(blocks_.size()) {
+  std::iota(order_.begin(), order_.end(), std::size_t{0});
+  position_ = order_;
+}
+
+Prefetcher::~Prefetcher() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (reader_.joinable())
+    reader_.join();
+}
+
+void Prefetcher::on_use(std::size_t block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Every parameter of a block calls this: only a change of block counts.
+  if (block == last_used_ || block >= blocks_.size())
+    return;
+  last_used_ = block;
+  learn(block);
+  schedule_after(block);
+}
+
+void Prefetcher::learn(std::size_t block) {
+  if (learned_)
+    return;
+  if (!was_seen_[block]) {
+    was_seen_[block] = true;
+    seen_.push_back(block);
+    return;
+  }
+  // A block used twice in one forward (shared weights) says nothing; the
+  // first block used again means the first forward is over.
+  if (block != seen_.front())
+    return;
+  order_ = seen_;
+  for (std::size_t b = 0; b < blocks_.size(); ++b)
+    if (!was_seen_[b])
+      order_.push_back(b); // never used by that forward: registration order
+  for (std::size_t i = 0; i < order_.size(); ++i)
+    position_[order_[i]] = i;
+  learned_ = true;
+}
+
+void Prefetcher::schedule_after(std::size_t block) {
+  const std::size_t first = position_[block] + 1;
+  const std::size_t end = std::min(order_.size(), first + depth_);
+  const std::set<std::size_t> window(order_.begin() + static_cast<std::ptrdiff_t>(std::min(first, end)),
+                                     order_.begin() + static_cast<std::ptrdiff_t>(end));
+  // Blocks held outside the window (behind the one in use, or queued by
+  // another thread's forward) are dropped: memory stays within `depth`
+  // blocks. A block being read is finished by the reader and then freed.
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->first == block || window.count(it->first)) {
+      ++it;
+      continue;
+    }
+    queue_.erase(std::remove(queue_.begin(), queue_.end(), it->first), queue_.end());
+    it = held_.erase(it);
+  }
+  for (const std::size_t next : window)
+    if (held_.emplace(next, std::make_shared<Held>()).second)
+      queue_.push_back(next);
+  if (!queue_.empty() && !reader_.joinable()) {
+    try {
+      reader_ = std::thread([this] { run(); });
+    } catch (const std::system_error &) {
+      // No thread to be had (a process limit): read every block when used.
+      queue_.clear();
+      held_.clear();
+      return;
+    }
+  }
+  changed_.notify_all();
+}
+
+torch::Tensor Prefetcher::take(std::size_t block, std::size_t slot) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto it = held_.find(block);
+  if (it == held_.end())
+    return {};
+  const std::shared_ptr<Held> held = it->second;
+  if (held->state == State::Queued) {
+    // The reader has not started it: reading it here is no slower than
+    // waiting for the reader, and it is read once either way.
+    queue_.erase(std::remove(queue_.begin(), queue_.end(), block), queue_.end());
+    held_.erase(it);
+    return {};
+  }
+  changed_.wait(lock, [&] { return held->state == State::Done; });
+  const auto again = held_.find(block);
+  if (again == held_.end() || again->second != held || slot >= held->values.size())
+    return {}; // dropped meanwhile by another thread's forward
+  const std::exception_ptr error = std::exchange(held->errors[slot], nullptr);
+  torch::Tensor value = std::move(held->values[slot]);
+  held->values[slot] = torch::Tensor();
+  if ((value.defined() || error) && --held->left == 0)
+    held_.erase(again);
+  if (error)
+    std::rethrow_exception(error);
+  return value;
+}
+
+std::size_t Prefetcher::blocks_read() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return blocks_read_;
+}
+
+void Prefetcher::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (stop_)
+      return;
+    const std::size_t block = queue_.front();
+    queue_.pop_front();
+    const auto it = held_.find(block);
+    if (it == held_.end())
+      continue;
+    const std::shared_ptr<Held> held = it->second;
+    held->state = State::Reading;
+    read(block, *held, lock);
+  }
+}
+
+// Reads every parameter of `block` without the lock (takers wait for Done;
+// droppers only forget `held`), then publishes them.
+void Prefetcher::read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock) {
+  const Block &source = blocks_[block];
+  std::vector<torch::Tensor> values(source.keys.size());
+  std::vector<std::exception_ptr> errors(source.keys.size());
+  lock.unlock();
+  for (std::size_t i = 0; i < source.keys.size(); ++i) {
+    try {
+      values[i] = source.weights->load(source.keys[i]);
+    } catch (...) {
+      errors[i] = std::current_exception(); // raised when the parameter is used
+    }
+  }
+  lock.lock();
+  held.values = std::move(values);
+  held.errors = std::move(errors);
+  held.left = held.values.size();
+  held.state = State::Done;
+  ++blocks_read_;
+  changed_.notify_all();
+}
+
+} // namespace metaguard::detail

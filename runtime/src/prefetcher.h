@@ -1,0 +1,91 @@
+// Private to the library: reading the next offloaded blocks while the
+// current one computes.
+//
+// A block is what one device-map entry places on "disk" (the parameters of
+// every hook under it). When a block is used, the reader thread reads the
+// next `depth` blocks in execution order into tensors of their own (the
+// weights map's load: pooled buffers for small tensors, private mappings for
+// large ones); the use of a prefetched parameter takes its tensor, waiting
+// while its block is still being read, so no block is read twice. A read
+// that failed is rethrown when the parameter is used, as the synchronous
+// load would have thrown it. Blocks outside the window are dropped, so at
+// most `depth` blocks are held ahead of the one in use.
+#pragma once
+
+#include <metaguard/offload_options.h>
+#include <metaguard/weights_map.h>
+
+#include <torch/types.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace metaguard::detail {
+
+class Prefetcher {
+public:
+  // What one block reads: the weights-map keys of its parameters, in the
+  // order of the slots given to them.
+  struct Block {
+    std::shared_ptr<const WeightsMap> weights;
+    std::vector<std::string> keys;
+  };
+
+  // `blocks` in registration order; `depth` >= 1.
+  Prefetcher(std::vector<Block> blocks, int depth);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher &) = delete;
+  Prefetcher &operator=(const Prefetcher &) = delete;
+
+  // Block `block` is being used: learns the execution order from the first
+  // forward and queues the blocks that follow it.
+  void on_use(std::size_t block);
+  // The prefetched value of parameter `slot` of `block` (the caller's from
+  // now on), or an undefined tensor when none is held: the caller reads it
+  // itself. Waits while the block is being read; rethrows its read error.
+  torch::Tensor take(std::size_t block, std::size_t slot);
+
+  // For tests and benchmarks: blocks read by the reader thread so far.
+  std::size_t blocks_read() const;
+
+private:
+  enum class State { Queued, Reading, Done };
+  struct Held {
+    State state = State::Queued;
+    std::vector<torch::Tensor> values;
+    std::vector<std::exception_ptr> errors;
+    std::size_t left = 0; // values not yet taken
+  };
+
+  void learn(std::size_t block);
+  void schedule_after(std::size_t block);
+  void run();
+  void read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock);
+
+  const std::vector<Block> blocks_;
+  const std::size_t depth_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::size_t> order_;    // execution order (registration until learned)
+  std::vector<std::size_t> position_; // block -> index in order_
+  std::vector<std::size_t> seen_;     // first forward, in first-use order
+  std::vector<bool> was_seen_;
+  bool learned_ = false;
+  std::size_t last_used_;
+  std::map<std::size_t, std::shared_ptr<Held>> held_;
+  std::deque<std::size_t> queue_;
+  std::size_t blocks_read_ = 0;
+  bool stop_ = false;
+  std::thread reader_;
+};
+
+} // namespace metaguard::detail

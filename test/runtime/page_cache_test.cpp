@@ -1,0 +1,126 @@
+// OffloadOptions::drop_page_cache: after a forward, the pages of the used
+// offloaded tensors are no longer in the page cache (checked with mincore),
+// with guards and without; without the option they stay cached. Outputs do
+// not change.
+#include <metaguard/metaguard.h>
+
+#include "loading_test_util.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using metaguard_test::TempDir;
+
+// Writes the file's dirty pages (they cannot be dropped) to disk. Not
+// sync(): on a machine busy writing elsewhere it can take minutes.
+void flush(const fs::path &file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// Pages of `file` in the page cache.
+std::size_t resident_pages(const fs::path &file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  const auto size = static_cast<std::size_t>(fs::file_size(file));
+  void *map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in_core((size + page - 1) / page);
+  ::mincore(map, size, in_core.data());
+  ::munmap(map, size);
+  std::size_t resident = 0;
+  for (const unsigned char c : in_core)
+    resident += c & 1;
+  return resident;
+}
+
+std::size_t resident_pages(const std::vector<fs::path> &files) {
+  std::size_t total = 0;
+  for (const auto &f : files)
+    total += resident_pages(f);
+  return total;
+}
+
+torch::nn::Sequential make_model() {
+  torch::manual_seed(4);
+  return torch::nn::Sequential(torch::nn::Linear(64, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
+                               torch::nn::ReLU(), torch::nn::Linear(256, 64));
+}
+
+class PageCacheTest : public testing::TestWithParam<bool> {
+protected:
+  // Dispatches layers 0, 2 and 4 to disk and runs one forward (with a guard
+  // per layer when `guarded`); returns the files of the offloaded tensors.
+  std::vector<fs::path> run(bool drop, bool guarded) {
+    torch::nn::Sequential model = make_model();
+    const torch::Tensor x = torch::randn({2, 64});
+    torch::NoGradGuard no_grad;
+    const torch::Tensor want = model->forward(x);
+    metaguard::OffloadOptions options;
+    options.drop_page_cache = drop;
+    metaguard::dispatch_model(*model, {{"", "cpu"}, {"0", "disk"}, {"2", "disk"}, {"4", "disk"}}, folder_.path(),
+                              options);
+    std::vector<fs::path> files;
+    for (const auto &name : metaguard::offloaded_parameter_names(*model)) {
+      files.push_back(folder_ / (name + ".dat"));
+      flush(files.back());
+      // Read them into the cache: the forward must be what drops them.
+      (void)metaguard_test::read_bytes(files.back());
+    }
+    if (guarded) {
+      torch::Tensor h = x;
+      for (std::size_t i = 0; i < model->size(); ++i) {
+        const auto layer = model->ptr(i);
+        metaguard::OnloadGuard onload(*layer);
+        if (auto *linear = layer->as<torch::nn::LinearImpl>())
+          h = linear->forward(h);
+        else
+          h = torch::relu(h);
+      }
+      EXPECT_TRUE(torch::equal(h, want));
+    } else {
+      EXPECT_TRUE(torch::equal(model->forward(x), want));
+    }
+    return files;
+  }
+  TempDir folder_;
+};
+
+// Whether this file system drops clean pages on POSIX_FADV_DONTNEED (tmpfs
+// does not: its pages are the files).
+bool dontneed_works(const fs::path &dir) {
+  const fs::path file = dir / "probe";
+  metaguard_test::write_bytes(file, std::string(1 << 16, 'x'));
+  flush(file);
+  (void)metaguard_test::read_bytes(file);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  const bool works = resident_pages(file) == 0;
+  fs::remove(file);
+  return works;
+}
+
+TEST_P(PageCacheTest, UsedTensorsLeaveThePageCache) {
+  if (!dontneed_works(folder_.path()))
+    GTEST_SKIP() << "this file system keeps pages on POSIX_FADV_DONTNEED";
+  const auto files = run(/*drop=*/true, GetParam());
+  EXPECT_EQ(resident_pages(files), 0u);
+}
+
+TEST_P(PageCacheTest, WithoutTheOptionTheyStayCached) {
+  const auto files = run(/*drop=*/false, GetParam());
+  EXPECT_GT(resident_pages(files), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(GuardedAndTransparent, PageCacheTest, testing::Bool());
+
+} // namespace

@@ -1,0 +1,301 @@
+// Reading offloaded blocks ahead (OffloadOptions::prefetch_depth): outputs
+// are bit-equal with and without it, for guarded blocks and transparent
+// offload, offload folders and checkpoint shards; each parameter is read
+// once per forward even when the forward catches up with the reader; the
+// order is learned from the first forward; a read that fails in the
+// background is raised, typed and naming the file, when the block is used;
+// two threads running forwards of one model get the right outputs.
+#include <metaguard/metaguard.h>
+
+#include "../../runtime/src/offload_registry.h"
+#include "expect_text.h"
+#include "loading_test_util.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+using metaguard_test::TempDir;
+
+constexpr std::int64_t kWidth = 96;
+constexpr int kBlocks = 6;
+
+struct BlockImpl : torch::nn::Module {
+  explicit BlockImpl(std::int64_t d)
+      : up(register_module("up", torch::nn::Linear(d, 2 * d))),
+        down(register_module("down", torch::nn::Linear(2 * d, d))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    metaguard::OnloadGuard onload(*this);
+    return x + down(torch::relu(up(x)));
+  }
+  torch::nn::Linear up, down;
+};
+TORCH_MODULE(Block);
+
+// Blocks run in registration order, or in reverse when `reverse` is set
+// (so that registration order is the wrong guess).
+struct StackImpl : metaguard::PreTrainedModel {
+  explicit StackImpl(const metaguard::Config &config) : blocks(register_module("blocks", torch::nn::ModuleList())) {
+    for (int i = 0; i < config.at("blocks").get<int>(); ++i)
+      blocks->push_back(Block(config.at("d").get<std::int64_t>()));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    const auto n = static_cast<int>(blocks->size());
+    for (int i = 0; i < n; ++i)
+      x = (*blocks)[reverse ? n - 1 - i : i]->as<BlockImpl>()->forward(x);
+    return x;
+  }
+  torch::nn::ModuleList blocks;
+  bool reverse = false;
+};
+TORCH_MODULE(Stack);
+
+metaguard::Config stack_config() { return {{"d", kWidth}, {"blocks", kBlocks}}; }
+
+// Blocks 1.. on disk, block 0 in memory.
+metaguard::DeviceMap disk_map() {
+  metaguard::DeviceMap map{{"", "cpu"}};
+  for (int i = 1; i < kBlocks; ++i)
+    map.set("blocks." + std::to_string(i), metaguard::Placement::disk());
+  return map;
+}
+
+metaguard::OffloadOptions depth(int n) {
+  metaguard::OffloadOptions options;
+  options.prefetch_depth = n;
+  return options;
+}
+
+// Counts the reads of each tensor and can slow them down, so the forward
+// catches up with the reader.
+class CountingWeights : public metaguard::WeightsMap {
+public:
+  CountingWeights(std::shared_ptr<const metaguard::WeightsMap> inner, std::chrono::milliseconds delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  bool contains(const std::string &name) const override { return inner_->contains(name); }
+  std::vector<std::string> names() const override { return inner_->names(); }
+  torch::Tensor load(const std::string &name) const override {
+    std::this_thread::sleep_for(delay_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++reads_[name];
+    }
+    return inner_->load(name);
+  }
+  std::map<std::string, int> take_reads() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(reads_, {});
+  }
+
+private:
+  std::shared_ptr<const metaguard::WeightsMap> inner_;
+  std::chrono::milliseconds delay_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, int> reads_;
+};
+
+class PrefetchTest : public testing::Test {
+protected:
+  void SetUp() override {
+    torch::manual_seed(11);
+    reference_ = metaguard::from_config<Stack>(stack_config());
+    metaguard::save_pretrained(*reference_, checkpoint_.path());
+    input_ = torch::randn({3, kWidth});
+    torch::NoGradGuard no_grad;
+    expected_ = reference_->forward(input_);
+  }
+  Stack dispatched(const metaguard::OffloadOptions &options) {
+    auto model = metaguard::from_config<Stack>(stack_config());
+    metaguard::load_weights(*model, checkpoint_.path());
+    metaguard::dispatch_model(*model, disk_map(), folder_.path(), options);
+    return model;
+  }
+  torch::Tensor run(Stack &model) {
+    torch::NoGradGuard no_grad;
+    return model->forward(input_);
+  }
+  std::size_t blocks_read(const torch::nn::Module &module) {
+    return metaguard::detail::find_hook(module)->prefetcher->blocks_read();
+  }
+
+  TempDir checkpoint_, folder_;
+  Stack reference_{nullptr};
+  torch::Tensor input_, expected_;
+};
+
+TEST_F(PrefetchTest, GuardedBlocksFromAnOffloadFolderGiveTheSameBits) {
+  for (int n : {0, 1, 2, kBlocks + 3}) {
+    Stack model = dispatched(depth(n));
+    for (int pass = 0; pass < 3; ++pass)
+      EXPECT_TRUE(torch::equal(run(model), expected_)) << "depth " << n << " pass " << pass;
+  }
+}
+
+TEST_F(PrefetchTest, TheReaderThreadReadsTheBlocksAhead) {
+  Stack model = dispatched(depth(1));
+  const auto &up = *(*model->blocks)[1]->as<BlockImpl>()->up;
+  // A block the reader has not started when it is needed is read by the
+  // forward instead, so on a busy machine one pass may prefetch nothing.
+  for (int pass = 0; pass < 200 && blocks_read(up) == 0; ++pass)
+    EXPECT_TRUE(torch::equal(run(model), expected_));
+  EXPECT_GT(blocks_read(up), 0u);
+  Stack off = dispatched(depth(0));
+  EXPECT_EQ(metaguard::detail::find_hook(*(*off->blocks)[1]->as<BlockImpl>()->up)->prefetcher, nullptr);
+}
+
+// {"": "disk"} is one map entry, but each numbered block is read ahead.
+TEST_F(PrefetchTest, AWholeModelOnDiskIsReadAheadBlockByBlock) {
+  auto model = metaguard::from_config<Stack>(stack_config());
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, {{"", "disk"}}, folder_.path(), depth(1));
+  const auto &up = *(*model->blocks)[0]->as<BlockImpl>()->up;
+  for (int pass = 0; pass < 200 && blocks_read(up) == 0; ++pass)
+    EXPECT_TRUE(torch::equal(run(model), expected_));
+  EXPECT_GT(blocks_read(up), 0u);
+}
+
+TEST_F(PrefetchTest, CheckpointShardsThroughLoadOptionsGiveTheSameBits) {
+  for (int n : {0, 1, 3}) {
+    metaguard::LoadOptions options;
+    options.device_map = disk_map();
+    options.offload = depth(n);
+    auto model = metaguard::from_pretrained<Stack>(checkpoint_.path(), options);
+    for (int pass = 0; pass < 2; ++pass)
+      EXPECT_TRUE(torch::equal(run(model), expected_)) << "depth " << n;
+  }
+}
+
+TEST_F(PrefetchTest, TransparentOffloadGivesTheSameBits) {
+  torch::manual_seed(3);
+  torch::nn::Sequential reference(torch::nn::Linear(16, 32), torch::nn::ReLU(), torch::nn::Linear(32, 32),
+                                  torch::nn::ReLU(), torch::nn::Linear(32, 32), torch::nn::Linear(32, 8));
+  const torch::Tensor x = torch::randn({4, 16});
+  torch::NoGradGuard no_grad;
+  const torch::Tensor want = reference->forward(x);
+  for (int n : {0, 1, 2}) {
+    torch::nn::Sequential model(torch::nn::Linear(16, 32), torch::nn::ReLU(), torch::nn::Linear(32, 32),
+                                torch::nn::ReLU(), torch::nn::Linear(32, 32), torch::nn::Linear(32, 8));
+    torch::nn::Module &copy_into = *model;
+    for (const auto &item : reference->named_parameters())
+      copy_into.named_parameters()[item.key()].copy_(item.value());
+    TempDir folder;
+    metaguard::dispatch_model(*model, {{"", "cpu"}, {"0", "disk"}, {"2", "disk"}, {"4", "disk"}, {"5", "disk"}},
+                              folder.path(), depth(n));
+    for (int pass = 0; pass < 3; ++pass)
+      EXPECT_TRUE(torch::equal(model->forward(x), want)) << "depth " << n << " pass " << pass;
+  }
+}
+
+// Slow reads: the forward reaches blocks the reader has not finished, waits
+// for them, and no parameter is read twice.
+TEST_F(PrefetchTest, EachParameterIsReadOncePerForwardEvenWhenTheForwardCatchesUp) {
+  auto model = metaguard::from_config<Stack>(stack_config());
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  auto folder = std::make_shared<metaguard::OffloadFolder>(folder_.path());
+  auto counting = std::make_shared<CountingWeights>(folder, std::chrono::milliseconds(5));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(2));
+  for (int pass = 0; pass < 3; ++pass) {
+    EXPECT_TRUE(torch::equal(run(model), expected_));
+    const auto reads = counting->take_reads();
+    EXPECT_EQ(reads.size(), static_cast<std::size_t>(4 * (kBlocks - 1)));
+    for (const auto &[name, count] : reads)
+      EXPECT_EQ(count, 1) << name << " in pass " << pass;
+  }
+}
+
+// Blocks run in reverse registration order: after the first forward the
+// reader follows that order, so nothing is read that is not used.
+TEST_F(PrefetchTest, TheExecutionOrderIsLearnedFromTheFirstForward) {
+  auto model = metaguard::from_config<Stack>(stack_config());
+  model->reverse = true;
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  torch::NoGradGuard no_grad;
+  reference_->reverse = true;
+  const torch::Tensor want = reference_->forward(input_);
+  auto counting = std::make_shared<CountingWeights>(
+      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(0));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(1));
+  for (int pass = 0; pass < 4; ++pass) {
+    EXPECT_TRUE(torch::equal(model->forward(input_), want));
+    const auto reads = counting->take_reads();
+    if (pass < 2)
+      continue; // the first forward guesses registration order
+    EXPECT_EQ(reads.size(), static_cast<std::size_t>(4 * (kBlocks - 1)));
+    for (const auto &[name, count] : reads)
+      EXPECT_EQ(count, 1) << name << " in pass " << pass;
+  }
+}
+
+// Truncated after dispatch: the reader's failure surfaces when the block is
+// used, as the same typed error naming the file; the blocks before it run.
+TEST_F(PrefetchTest, AReadErrorInTheBackgroundIsRaisedWhenTheBlockIsUsed) {
+  Stack model = dispatched(depth(2));
+  const auto file = folder_ / "blocks.3.up.weight.dat";
+  ASSERT_EQ(::truncate(file.c_str(), 100), 0);
+  torch::NoGradGuard no_grad;
+  torch::Tensor h = input_;
+  for (int i = 0; i < 3; ++i)
+    h = (*model->blocks)[i]->as<BlockImpl>()->forward(h); // blocks 1 and 2 are read with 3 and 4 ahead
+  try {
+    (*model->blocks)[3]->as<BlockImpl>()->forward(h);
+    FAIL() << "block 3 ran on a truncated file";
+  } catch (const metaguard::OffloadError &e) {
+    EXPECT_CONTAINS(e.what(), file.string());
+  }
+  // Still an error at the next use (read again, never a stale success).
+  EXPECT_THROW((*model->blocks)[3]->as<BlockImpl>()->forward(h), metaguard::OffloadError);
+}
+
+TEST_F(PrefetchTest, AShardTruncatedAfterLoadingIsAFormatErrorNamingIt) {
+  metaguard::SaveOptions save;
+  save.max_shard_size = "100KB"; // about one block per shard
+  TempDir sharded;
+  metaguard::save_pretrained(*reference_, sharded.path(), save);
+  metaguard::LoadOptions options;
+  options.device_map = disk_map();
+  options.offload = depth(2);
+  auto model = metaguard::from_pretrained<Stack>(sharded.path(), options);
+  const auto index = nlohmann::json::parse(metaguard_test::read_bytes(sharded / "model.safetensors.index.json"));
+  const auto shard = sharded / index["weight_map"]["blocks.4.up.weight"].get<std::string>();
+  ASSERT_EQ(::truncate(shard.c_str(), 1000), 0);
+  try {
+    run(model);
+    FAIL() << "the forward ran on a truncated shard";
+  } catch (const metaguard::FormatError &e) {
+    EXPECT_CONTAINS(e.what(), shard.string());
+  }
+}
+
+TEST_F(PrefetchTest, TwoThreadsRunningForwardsGetTheRightOutputs) {
+  Stack model = dispatched(depth(2));
+  std::atomic<int> wrong{0};
+  auto work = [&] {
+    for (int i = 0; i < 20; ++i)
+      if (!torch::equal(run(model), expected_))
+        ++wrong;
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(PrefetchTest, AModelDestroyedWhileReadingAheadStopsItsReader) {
+  for (int i = 0; i < 5; ++i) {
+    Stack model = dispatched(depth(kBlocks));
+    torch::NoGradGuard no_grad;
+    (*model->blocks)[1]->as<BlockImpl>()->forward(input_); // queues every later block, then dies
+  }
+}
+
+} // namespace
