@@ -471,3 +471,153 @@ public:
 private:
   Net model_{nullptr};
 };
+
+// ---- Tensors taken by value, lambdas kept in a variable -------------------------
+
+void forEachTakesTensorsByValue(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  auto params = m->parameters();
+  // A torch::Tensor copy is a handle to the same storage.
+  std::for_each(params.begin(), params.end(),
+                [](torch::Tensor p) { p.mul_(0.5); });
+  // CHECK-NOTES: :[[@LINE-2]]:3: warning: 'lambda' changes a parameter of dispatched model 'm' in place (with 'mul_')
+  // CHECK-NOTES: :[[@LINE-2]]:39: note: its parameter is changed here with 'mul_', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-7]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  std::for_each(params.begin(), params.end(),
+                [](torch::Tensor p) { p.clone().mul_(0.5); });
+}
+
+void lambdaKeptInAVariable(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  auto job = [&] { m->to(torch::kCUDA); };
+  std::thread worker(job);
+  // CHECK-NOTES: :[[@LINE-1]]:15: warning: 'lambda' moves dispatched model 'm' (with 'to')
+  // CHECK-NOTES: :[[@LINE-3]]:20: note: it is moved here with 'to', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+  worker.join();
+  auto halveAll = [](torch::Tensor &p) { p.mul_(0.5); };
+  auto params = m->parameters();
+  std::for_each(params.begin(), params.end(), halveAll);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'lambda' changes a parameter of dispatched model 'm' in place (with 'mul_')
+  // CHECK-NOTES: :[[@LINE-4]]:42: note: its parameter is changed here with 'mul_', in 'lambda'
+  // CHECK-NOTES: :[[@LINE-12]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
+void threadBodyChecksFirst(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  std::thread worker([&] {
+    if (metaguard::has_offloaded_parameters(*m))
+      throw std::runtime_error(std::string("offloaded"));
+    m->to(torch::kCUDA);
+  });
+  worker.join();
+}
+
+// ---- Containers of named models: vectors of pairs -------------------------------
+
+void bindingsOverAVectorOfPairs(std::vector<std::pair<std::string, Net>> &models,
+                                const DeviceMap &map) {
+  for (auto &[name, net] : models)
+    metaguard::dispatch_model(*net, map);
+  for (auto &[name, net] : models)
+    net->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: moving dispatched model 'models' with 'to'
+  // CHECK-NOTES: :[[@LINE-4]]:5: note: 'models' is dispatched here by 'metaguard::dispatch_model'
+  for (auto &entry : models)
+    entry.second->fc->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:5: warning: moving 'models.fc' of dispatched model 'models' with 'to'
+  // CHECK-NOTES: :[[@LINE-8]]:5: note: 'models' is dispatched here by 'metaguard::dispatch_model'
+  for (auto &[name, net] : models)
+    for (auto &[pname, p] : net->named_parameters().pairs())
+      p.zero_();
+  // CHECK-NOTES: :[[@LINE-1]]:7: warning: 'zero_' on a parameter of dispatched model 'models' goes behind its offloading hook
+  // CHECK-NOTES: :[[@LINE-13]]:5: note: 'models' is dispatched here by 'metaguard::dispatch_model'
+  for (auto &[name, net] : models)
+    net->to(torch::kHalf); // dtype only.
+}
+
+void vectorOfPairsNotDispatched(std::vector<std::pair<std::string, Net>> &models,
+                                torch::Tensor x) {
+  for (auto &[name, net] : models)
+    net->to(torch::kCUDA);
+  for (auto &entry : models)
+    for (auto &p : entry.second->parameters())
+      p.copy_(x);
+}
+
+void vectorOfNamedCopies(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  // Copies of the parameters, by name: writing them is fine.
+  std::vector<std::pair<std::string, torch::Tensor>> copies;
+  for (auto &[name, p] : m->named_parameters().pairs())
+    copies.emplace_back(name, p.clone());
+  for (auto &[name, c] : copies)
+    c.mul_(0.5);
+}
+
+// ---- TORCH_CHECK, and exceptions caught only to leave ----------------------------
+
+void torchCheckGuards(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  TORCH_CHECK(!metaguard::has_offloaded_parameters(*m),
+              "reload the model on one device to move it");
+  m->to(torch::kCUDA);
+  for (auto &[name, p] : m->named_parameters().pairs())
+    p.zero_();
+}
+
+void torchCheckTheWrongWay(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  TORCH_CHECK(metaguard::has_offloaded_parameters(*m), "expected offloading");
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
+void torchCheckOnASubmodule(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  TORCH_CHECK(!metaguard::has_offloaded_parameters(*m->fc), "offloaded head");
+  m->fc->to(torch::kCUDA);
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+
+void throwCaughtAndRethrown(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  try {
+    if (metaguard::has_offloaded_parameters(*m))
+      throw std::runtime_error(std::string("offloaded"));
+  } catch (const std::exception &) {
+    throw;
+  }
+  m->to(torch::kCUDA);
+}
+
+void throwCaughtToReturn(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  try {
+    if (metaguard::has_offloaded_parameters(*m))
+      throw std::runtime_error(std::string("offloaded"));
+  } catch (const std::runtime_error &) {
+    return;
+  } catch (...) {
+    fail("unexpected");
+  }
+  m->to(torch::kCUDA);
+}
+
+void throwCaughtByAHandlerThatGoesOn(Net m, const DeviceMap &map) {
+  metaguard::dispatch_model(*m, map);
+  try {
+    if (metaguard::has_offloaded_parameters(*m))
+      throw std::runtime_error(std::string("offloaded"));
+  } catch (const std::logic_error &) {
+    return;
+  } catch (const std::exception &) {
+  }
+  m->to(torch::kCUDA);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: moving dispatched model 'm' with 'to'
+  // CHECK-NOTES: :[[@LINE-10]]:3: note: 'm' is dispatched here by 'metaguard::dispatch_model'
+}
+

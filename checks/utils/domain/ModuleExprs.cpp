@@ -201,8 +201,14 @@ bool isModelValueType(QualType T) {
          isModuleOrHolderType(Spec->getTemplateArgs()[0].getAsType());
 }
 
-bool isModelContainerType(QualType T) {
-  if (T.isNull())
+namespace {
+
+/// How deep standard templates of models nest (`std::vector<std::pair<
+/// std::string, Net>>`, a map's allocator of pairs) before giving up.
+constexpr unsigned MaxContainerNesting = 3;
+
+bool isModelContainerTypeAt(QualType T, unsigned Depth) {
+  if (T.isNull() || Depth > MaxContainerNesting)
     return false;
   T = T.getNonReferenceType();
   const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
@@ -214,13 +220,19 @@ bool isModelContainerType(QualType T) {
     DC = DC->getParent();
   if (!DC || !DC->isStdNamespace())
     return false;
-  // The element (or mapped) type: any type argument that is a model.
+  // The element (or mapped) type: any type argument that is a model, or a
+  // standard template of models itself (the named pairs of a vector).
   for (const TemplateArgument &Arg : Spec->getTemplateArgs().asArray())
     if (Arg.getKind() == TemplateArgument::Type &&
-        isModelValueType(Arg.getAsType()))
+        (isModelValueType(Arg.getAsType()) ||
+         isModelContainerTypeAt(Arg.getAsType(), Depth + 1)))
       return true;
   return false;
 }
+
+} // namespace
+
+bool isModelContainerType(QualType T) { return isModelContainerTypeAt(T, 0); }
 
 bool isStandardElementMember(const FieldDecl *Field) {
   return Field && Field->getParent()->isInStdNamespace();

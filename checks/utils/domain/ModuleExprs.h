@@ -87,7 +87,8 @@ bool isModelValueType(QualType T);
 
 /// Whether T (references and cv-qualifiers ignored) is a standard container
 /// (std::vector, std::map, std::array, ...) of models or of smart pointers
-/// to models. Its elements are not told apart: an element stands for the
+/// to models, also through nested standard templates (a vector of
+/// `std::pair<std::string, Net>`). Its elements are not told apart: an element stands for the
 /// container, as an element of a module list stands for the list.
 bool isModelContainerType(QualType T);
 

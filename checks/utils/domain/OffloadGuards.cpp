@@ -5,6 +5,8 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/Builtins.h"
 #include "clang/Basic/SourceManager.h"
 
 namespace clang::tidy::metaguard {
@@ -13,6 +15,29 @@ namespace {
 
 /// The name of the runtime's query that makes a move safe when it says no.
 constexpr llvm::StringLiteral NoOffloadQuery = "has_offloaded_parameters";
+
+/// E without what only restates its truth value: parentheses, implicit and
+/// explicit conversions to bool, and `__builtin_expect(E, hint)` (what
+/// `TORCH_CHECK(cond, ...)` expands to: `if (__builtin_expect(
+/// static_cast<bool>(!(cond)), 0)) torchCheckFail(...);`).
+const Expr *withoutBranchHints(const Expr *E) {
+  for (unsigned Steps = 0; E && Steps < 16; ++Steps) {
+    E = E->IgnoreParenImpCasts();
+    if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E);
+        Cast && Cast->getType()->isBooleanType()) {
+      E = Cast->getSubExpr();
+      continue;
+    }
+    if (const auto *Call = dyn_cast<CallExpr>(E);
+        Call && Call->getBuiltinCallee() == Builtin::BI__builtin_expect &&
+        Call->getNumArgs() == 2) {
+      E = Call->getArg(0);
+      continue;
+    }
+    break;
+  }
+  return E;
+}
 
 /// Whether Cond, evaluating to WhenTrue, implies that the model of Ref has
 /// no offloaded parameters: `!has_offloaded_parameters(m)` when true,
@@ -24,7 +49,7 @@ bool impliesNoOffload(const Expr *Cond, const ModuleRef &Ref, bool WhenTrue,
                       unsigned Depth = 0) {
   if (!Cond || Depth > 8)
     return false;
-  Cond = Cond->IgnoreParenImpCasts();
+  Cond = withoutBranchHints(Cond);
   if (const auto *U = dyn_cast<UnaryOperator>(Cond))
     return U->getOpcode() == UO_LNot &&
            impliesNoOffload(U->getSubExpr(), Ref, !WhenTrue, Depth);
@@ -76,6 +101,30 @@ bool alwaysExits(const Stmt *S) {
   return false;
 }
 
+/// Whether an exception thrown in the block of Try never lets control go on
+/// after it: every handler leaves (rethrows, returns, ...), so the code
+/// after the `try` runs only when its block ran to its end.
+bool handlersAllExit(const CXXTryStmt *Try) {
+  for (unsigned I = 0; I < Try->getNumHandlers(); ++I)
+    if (!alwaysExits(Try->getHandler(I)->getHandlerBlock()))
+      return false;
+  return true;
+}
+
+/// The early exits `if (...) return;` among Items, and those at the top of
+/// the block of a `try` among them whose handlers all exit.
+void collectEarlyExits(const CompoundStmt *Block,
+                       llvm::SmallVectorImpl<const IfStmt *> &Exits) {
+  for (const Stmt *Item : Block->body()) {
+    if (const auto *Exit = dyn_cast<IfStmt>(Item);
+        Exit && !Exit->getElse() && alwaysExits(Exit->getThen()))
+      Exits.push_back(Exit);
+    else if (const auto *Try = dyn_cast<CXXTryStmt>(Item);
+             Try && handlersAllExit(Try))
+      collectEarlyExits(Try->getTryBlock(), Exits);
+  }
+}
+
 } // namespace
 
 bool NoOffloadGuards::guarded(const Stmt *S, const ModuleRef &Ref,
@@ -94,13 +143,11 @@ bool NoOffloadGuards::guarded(const Stmt *S, const ModuleRef &Ref,
            impliesNoOffload(If->getCond(), Ref, /*WhenTrue=*/false)))
         return true;
     } else if (const auto *Block = dyn_cast<CompoundStmt>(Parent)) {
-      // An earlier `if (has_offloaded_parameters(m)) return;` in the block.
+      // An earlier `if (has_offloaded_parameters(m)) return;` in the block,
+      // or in a `try` before it that no handler lets go on.
       auto [It, Inserted] = EarlyExits.try_emplace(Block);
       if (Inserted)
-        for (const Stmt *Item : Block->body())
-          if (const auto *Exit = dyn_cast<IfStmt>(Item);
-              Exit && !Exit->getElse() && alwaysExits(Exit->getThen()))
-            It->second.push_back(Exit);
+        collectEarlyExits(Block, It->second);
       for (const IfStmt *Exit : It->second)
         if (SM.isBeforeInTranslationUnit(Exit->getEndLoc(),
                                          Child->getBeginLoc()) &&

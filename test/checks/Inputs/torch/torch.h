@@ -240,3 +240,15 @@ template <class Value, class... Args> void load(Value &value, Args &&...args);
   public:                                                                      \
     using torch::nn::ModuleHolder<Name##Impl>::ModuleHolder;                   \
   }
+
+// TORCH_CHECK(cond, ...): throws c10::Error when cond is false; expanded as
+// c10/util/Exception.h does, through C10_UNLIKELY and a [[noreturn]] call.
+namespace c10::detail {
+[[noreturn]] void torchCheckFail(const char *func, const char *file,
+                                 unsigned line, const char *msg);
+} // namespace c10::detail
+#define TORCH_CHECK(cond, ...)                                                 \
+  if (__builtin_expect(static_cast<bool>(!(cond)), 0)) {                       \
+    ::c10::detail::torchCheckFail(__func__, __FILE__, __LINE__,                \
+                                  "Expected " #cond " to be true");            \
+  }
