@@ -4,6 +4,7 @@
 #include "utils/ClangCompat.h"
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/LocalVariables.h"
+#include "utils/analysis/StoredCallables.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -60,18 +61,6 @@ bool hasLoadsWeightsAnnotation(const FunctionDecl *FD) {
 
 namespace {
 
-bool isStdFunction(QualType T) {
-  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
-      T.getNonReferenceType()->getAsCXXRecordDecl());
-  if (!Spec || !Spec->getSpecializedTemplate()->getIdentifier() ||
-      Spec->getSpecializedTemplate()->getName() != "function")
-    return false;
-  const DeclContext *DC = Spec->getSpecializedTemplate()->getDeclContext();
-  while (DC && DC->isInlineNamespace())
-    DC = DC->getParent();
-  return DC && DC->isStdNamespace();
-}
-
 /// The function a callable value denotes: a function, its address, a
 /// lambda, or the std::function built from one of these.
 const FunctionDecl *targetOfValue(const Expr *E) {
@@ -112,7 +101,7 @@ const FunctionDecl *calledFunction(const Stmt *S) {
     // f(args) on a std::function set once: the function it holds.
     if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
         Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0 &&
-        isStdFunction(Op->getArg(0)->getType()))
+        isStdFunctionType(Op->getArg(0)->getType()))
       if (const FunctionDecl *Target = singleTarget(Op->getArg(0)))
         return Target;
     if (Direct)

@@ -169,6 +169,9 @@ SummaryTable::callTargets(const Expr *Call) {
   if (!Callee)
     return Targets;
   Targets.push_back(Callee);
+  for (const FunctionDecl *Target : Stored.targets(Call, Context))
+    if (!llvm::is_contained(Targets, Target))
+      Targets.push_back(Target);
   const CXXMethodDecl *Method = virtualCallee(Call);
   if (!Method)
     return Targets;

@@ -20,6 +20,7 @@
 #ifndef METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
 #define METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
 
+#include "utils/analysis/StoredCallables.h"
 #include "utils/summaries/FunctionSummary.h"
 
 #include "clang/AST/ASTContext.h"
@@ -110,10 +111,12 @@ public:
       llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)>
           Fn);
 
-  /// The functions a call may run: its callee (calledFunction), and for a
+  /// The functions a call may run: its callee (calledFunction), for a
   /// virtual call (not qualified, not of a final method or class) every
   /// override of the callee declared outside system headers in this
-  /// translation unit. Empty when the callee is not known.
+  /// translation unit, and for a call through a std::function member or an
+  /// element of a table of them every function this translation unit stores
+  /// there (StoredCallables). Empty when the callee is not known.
   llvm::SmallVector<const FunctionDecl *, 2> callTargets(const Expr *Call);
 
   /// For a virtual call (as callTargets decides), the summaries of the
@@ -174,6 +177,7 @@ private:
   ASTContext &Context;
   SummaryFacet *Facets[FacetKind::MaxFacets] = {};
   bool OverridesIndexed = false;
+  StoredCallables Stored;
   /// Method -> the methods that override it directly.
   llvm::DenseMap<const CXXMethodDecl *,
                  llvm::SmallVector<const CXXMethodDecl *, 2>>
