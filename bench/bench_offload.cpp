@@ -10,16 +10,24 @@
 //    memory, so only registry lookups, checks and swaps are timed;
 //  - transparent offload: every second block on disk, forward with the
 //    blocks' OnloadGuard vs the same blocks without it (each operator loads
-//    the parameters it uses).
+//    the parameters it uses);
+//  - reading ahead: every block on disk, forward without prefetch
+//    (prefetch_depth 0) and with it (1 and 2), against compute alone (the
+//    in-memory forward) and read alone (read() of the same files into one
+//    reused buffer); peak RSS of each. With --cold the page cache is dropped
+//    before every run of these (drop_caches as root, else fadvise).
 // Targets: offloaded forward <= 1.5 x (in-memory forward + raw read time);
 // bookkeeping < 1% of the offloaded forward; without guards <= 1.5 x with.
 //
-// Usage: bench_offload [work_dir] [hidden=1024] [blocks=28] [runs=5] [tokens=1]
+// Usage: bench_offload [--cold] [work_dir] [hidden=1024] [blocks=28] [runs=5] [tokens=1]
 #include <metaguard/metaguard.h>
+
+#include "bench_util.h"
 
 #include <torch/torch.h>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +36,7 @@
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -73,17 +82,6 @@ TORCH_MODULE(Decoder);
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double median_of(int runs, const std::function<void()> &f) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto t0 = Clock::now();
-    f();
-    times.push_back(seconds(Clock::now() - t0));
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 // read() of whole files into `buffer` (allocated and touched by the caller).
 void read_files(const std::vector<fs::path> &files, std::vector<char> &buffer) {
   for (const auto &f : files) {
@@ -114,9 +112,86 @@ struct InMemoryWeights : metaguard::WeightsMap {
   }
 };
 
+double mib(std::int64_t bytes) { return bytes / double(1 << 20); }
+
+// Read alone: read() of every file into one buffer, reused.
+void read_each(const std::vector<fs::path> &files, std::vector<char> &buffer) {
+  for (const auto &f : files) {
+    const int fd = ::open(f.c_str(), O_RDONLY);
+    if (fd < 0)
+      throw std::runtime_error("cannot open " + f.string());
+    while (::read(fd, buffer.data(), buffer.size()) > 0) {
+    }
+    ::close(fd);
+  }
+}
+
+// Every block on disk: forward without and with reading ahead, against
+// compute alone and read alone. False when an output differs.
+bool read_ahead(DecoderImpl &model, const torch::Tensor &x, const torch::Tensor &expected, const fs::path &folder,
+                int runs, bool cold, const metaguard_bench::Measured &compute) {
+  const metaguard::DeviceMap all_disk{{"", "disk"}};
+  metaguard::dispatch_model(model, all_disk, folder);
+  // The sections before freed ~2 GiB that glibc may keep in its heap; give
+  // it back so peak RSS shows what these forwards hold.
+  ::malloc_trim(0);
+  std::printf("\nRSS before the read-ahead measurements (all parameters on disk): %.1f MiB\n",
+              mib(metaguard_bench::proc_status_bytes("VmRSS:")));
+  std::vector<fs::path> files;
+  std::size_t largest = 0;
+  for (const auto &name : metaguard::offloaded_parameter_names(model)) {
+    files.push_back(folder / (name + ".dat"));
+    largest = std::max<std::size_t>(largest, fs::file_size(files.back()));
+  }
+  const char *dropped = "none (warm: page cache kept)";
+  const std::function<void()> before = [&] {
+    if (cold)
+      dropped = metaguard_bench::drop_page_cache(files);
+  };
+  std::vector<char> buffer(largest, 1);
+  const auto read = metaguard_bench::median_seconds_and_peak_rss(runs, [&] { read_each(files, buffer); }, before);
+  buffer = std::vector<char>();
+  const auto resolved = metaguard::resolve_device_map(model, all_disk);
+  std::map<int, metaguard_bench::Measured> forward;
+  for (const int depth : {0, 1, 2}) {
+    metaguard::OffloadOptions options;
+    options.prefetch_depth = depth;
+    metaguard::attach_offload_hooks(model, resolved, std::make_shared<metaguard::OffloadFolder>(folder), options);
+    torch::Tensor got;
+    model.forward(x); // learns the order
+    forward[depth] = metaguard_bench::median_seconds_and_peak_rss(runs, [&] { got = model.forward(x); }, before);
+    if (!torch::equal(got, expected)) {
+      std::printf("ERROR: the offloaded forward with prefetch depth %d differs from the in-memory forward\n", depth);
+      return false;
+    }
+  }
+  std::printf("reading ahead, every block on disk, %s; page cache dropped before each run: %s\n",
+              cold ? "COLD" : "warm", dropped);
+  std::printf("  compute alone (in memory)   %8.3f s  peak RSS %8.1f MiB\n", compute.seconds, mib(compute.peak_rss));
+  std::printf("  read alone (read() files)   %8.3f s  peak RSS %8.1f MiB\n", read.seconds, mib(read.peak_rss));
+  for (const auto &[depth, m] : forward)
+    std::printf("  offloaded, prefetch depth %d %8.3f s  peak RSS %8.1f MiB\n", depth, m.seconds, mib(m.peak_rss));
+  const double floor = std::max(compute.seconds, read.seconds);
+  std::printf("RATIO no prefetch / (compute + read)      = %.2f\n", forward[0].seconds / (compute.seconds + read.seconds));
+  std::printf("RATIO prefetch 1 / no prefetch            = %.2f\n", forward[1].seconds / forward[0].seconds);
+  std::printf("RATIO prefetch 2 / no prefetch            = %.2f\n", forward[2].seconds / forward[0].seconds);
+  std::printf("RATIO prefetch 1 / max(compute, read)     = %.2f  (1.0: the shorter of the two fully hidden)\n",
+              forward[1].seconds / floor);
+  return true;
+}
+
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int raw_argc, char **raw_argv) {
+  bool cold = false;
+  std::vector<char *> positional{raw_argv[0]};
+  for (int i = 1; i < raw_argc; ++i)
+    if (std::string(raw_argv[i]) == "--cold")
+      cold = true;
+    else
+      positional.push_back(raw_argv[i]);
+  const int argc = static_cast<int>(positional.size());
+  char **argv = positional.data();
   const fs::path work = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "metaguard_bench_offload";
   const std::int64_t d = argc > 2 ? std::stoll(argv[2]) : 1024;
   const int n_blocks = argc > 3 ? std::stoi(argv[3]) : 28;
@@ -140,7 +215,9 @@ int main(int argc, char **argv) {
 
   torch::Tensor expected;
   model->forward(x); // warm-up
-  const double in_memory = median_of(runs, [&] { expected = model->forward(x); });
+  const auto compute = metaguard_bench::median_seconds_and_peak_rss(runs, [&] { expected = model->forward(x); });
+  const double in_memory = compute.seconds;
+  const torch::Tensor reference = expected;
 
   metaguard::dispatch_model(*model, {{"", "disk"}}, work);
   std::vector<fs::path> files;
@@ -155,8 +232,8 @@ int main(int argc, char **argv) {
   model->forward(x);
 
   torch::Tensor got;
-  const double offloaded = median_of(runs, [&] { got = model->forward(x); });
-  const double raw_read = median_of(runs, [&] { read_files(files, buffer); });
+  const double offloaded = metaguard_bench::median_seconds(runs, [&] { got = model->forward(x); });
+  const double raw_read = metaguard_bench::median_seconds(runs, [&] { read_files(files, buffer); });
   if (!torch::equal(got, expected)) {
     std::printf("ERROR: offloaded forward differs from the in-memory forward\n");
     return 1;
@@ -167,8 +244,8 @@ int main(int argc, char **argv) {
   std::int64_t block_bytes = 0;
   for (const auto &f : block_files[0])
     block_bytes += static_cast<std::int64_t>(fs::file_size(f));
-  const double hook_load = median_of(runs * 4, [&] { metaguard::OnloadGuard onload(block0); });
-  const double block_read = median_of(runs * 4, [&] { read_files(block_files[0], buffer); });
+  const double hook_load = metaguard_bench::median_seconds(runs * 4, [&] { metaguard::OnloadGuard onload(block0); });
+  const double block_read = metaguard_bench::median_seconds(runs * 4, [&] { read_files(block_files[0], buffer); });
 
   // Bookkeeping: the same guards with the data already in memory.
   auto weights = std::make_shared<InMemoryWeights>();
@@ -176,7 +253,7 @@ int main(int argc, char **argv) {
   for (const auto &name : folder.names())
     weights->tensors[name] = folder.load(name).clone();
   metaguard::attach_offload_hooks(*model, metaguard::DeviceMap{{"", "disk"}}, weights);
-  const double bookkeeping = median_of(runs, [&] {
+  const double bookkeeping = metaguard_bench::median_seconds(runs, [&] {
     for (const auto &b : *model->blocks)
       metaguard::OnloadGuard onload(*b);
   });
@@ -202,10 +279,10 @@ int main(int argc, char **argv) {
     half.set("blocks." + std::to_string(i), "disk");
   metaguard::dispatch_model(*model, half, work / "half");
   model->forward(x);
-  const double guarded = median_of(runs, [&] { got = model->forward(x); });
+  const double guarded = metaguard_bench::median_seconds(runs, [&] { got = model->forward(x); });
   g_blocks_use_guard = false;
   model->forward(x);
-  const double unguarded = median_of(runs, [&] { expected = model->forward(x); });
+  const double unguarded = metaguard_bench::median_seconds(runs, [&] { expected = model->forward(x); });
   g_blocks_use_guard = true;
   if (!torch::equal(got, expected)) {
     std::printf("ERROR: the forward without guards differs from the one with guards\n");
@@ -216,6 +293,10 @@ int main(int argc, char **argv) {
   const double transparent = unguarded / guarded;
   std::printf("RATIO without guards / with guards       = %.2f  (target <= 1.5)  %s\n", transparent,
               transparent <= 1.5 ? "OK" : "MISSED");
+  buffer = std::vector<char>();
+  weights.reset();
+  if (!read_ahead(*model, x, reference, work / "prefetch", runs, cold, compute))
+    return 1;
   fs::remove_all(work);
   return 0;
 }
