@@ -67,7 +67,8 @@ if [ "${CI:-}" = "true" ] || [ "${METAGUARD_SANITIZED_TESTS:-0}" = "1" ]; then
              metaguard_fuzz_replay_safetensors metaguard_fuzz_replay_sharded_index
              metaguard_fuzz_replay_offload_folder metaguard_fuzz_replay_config
              metaguard_fuzz_replay_sizes metaguard_fuzz_replay_load_weights
-             metaguard_pytorch_checkpoint_test metaguard_fuzz_replay_pytorch_bin)
+             metaguard_pytorch_checkpoint_test metaguard_fuzz_replay_pytorch_bin
+             metaguard_prefetch_test metaguard_staging_pool_test)
   # -O1 -g1: line tables are enough for the reports' stacks, and full debug
   # information would double the build (docs/sanitizers.md).
   if cmake -S "$METAGUARD_ROOT" -B "$san_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
