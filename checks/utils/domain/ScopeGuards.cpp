@@ -34,6 +34,24 @@ const CXXConstructExpr *guardConstruction(const Expr *Init) {
       ignoreExprPlumbing(Init, UpToConstruction));
 }
 
+/// Whether every constructor of RD leaves Field to its default member
+/// initialiser: none names it in a written initialiser, and each one the
+/// user provides is visible (an unseen one may initialise it otherwise).
+bool constructorsKeepDefault(const CXXRecordDecl *RD, const FieldDecl *Field) {
+  for (const CXXConstructorDecl *Ctor : RD->ctors()) {
+    if (Ctor->isDeleted() || !Ctor->isUserProvided())
+      continue; // An implicit or defaulted one uses the default initialiser.
+    const FunctionDecl *Def = nullptr;
+    if (!Ctor->hasBody(Def))
+      return false;
+    for (const CXXCtorInitializer *Init :
+         cast<CXXConstructorDecl>(Def)->inits())
+      if (Init->isWritten() && Init->getMember() == Field)
+        return false;
+  }
+  return true;
+}
+
 /// Looks through labels and attributes around a statement in a block.
 const Stmt *unwrapLabels(const Stmt *S) {
   while (S) {
@@ -276,6 +294,21 @@ bool ScopeGuardClassifier::isGuardClass(const CXXRecordDecl *RD) const {
   return recordMatches(RD, MetaTypes) || recordMatches(RD, DeviceTypes);
 }
 
+bool ScopeGuardClassifier::isMetaByDefault(const CXXRecordDecl *RD,
+                                           const FieldDecl *Field) const {
+  // `DeviceScope scope{torch::kMeta};` or `= DeviceScope("meta")`: every
+  // object opens the scope its constructor does not override.
+  const CXXRecordDecl *FieldClass = Field->getType()->getAsCXXRecordDecl();
+  if (!FieldClass || !recordMatches(FieldClass, DeviceTypes))
+    return false;
+  const CXXConstructExpr *Construct =
+      guardConstruction(Field->getInClassInitializer());
+  return Construct && Construct->getNumArgs() > 0 &&
+         classifyDeviceExpr(Construct->getArg(0), Field->getASTContext()) ==
+             DeviceKind::Meta &&
+         constructorsKeepDefault(RD, Field);
+}
+
 bool ScopeGuardClassifier::isMetaRaiiClass(const CXXRecordDecl *RD) const {
   if (!RD || !RD->hasDefinition())
     return false;
@@ -292,7 +325,8 @@ bool ScopeGuardClassifier::isMetaRaiiClass(const CXXRecordDecl *RD) const {
       continue; // Refers to a guard someone else holds.
     const CXXRecordDecl *FieldClass = T->getAsCXXRecordDecl();
     if (FieldClass &&
-        (recordMatches(FieldClass, MetaTypes) || isMetaRaiiClass(FieldClass))) {
+        (recordMatches(FieldClass, MetaTypes) || isMetaRaiiClass(FieldClass) ||
+         isMetaByDefault(RD, Field))) {
       Holds = true;
       break;
     }

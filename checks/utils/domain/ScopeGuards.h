@@ -65,6 +65,9 @@ public:
   /// their lifetime: their constructor opens a meta scope and their
   /// destructor closes it. Memoised per translation unit.
   bool isMetaRaiiClass(const CXXRecordDecl *RD) const;
+  /// Whether Field of RD is a DeviceScopeTypes guard whose default member
+  /// initialiser opens a meta scope that no constructor of RD overrides.
+  bool isMetaByDefault(const CXXRecordDecl *RD, const FieldDecl *Field) const;
 
   /// Whether VD (classified as a guard) holds it in a std::optional,
   /// std::unique_ptr or container.
