@@ -43,6 +43,12 @@ METAGUARD_PACKAGES=(
   # editor its end-to-end test drives.
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 neovim
   libicu72 dpkg-dev
+  # Debian's LibTorch calls the BLAS that the alternatives system names
+  # libblas.so.3; the reference one it pulls in is about 20x slower on a
+  # forward than OpenBLAS (docs/benchmarks.md, "BLAS"). Installing OpenBLAS
+  # makes it the alternative with the highest priority; of its builds, the
+  # pthread one measured fastest here (bench/run_blas.sh).
+  libopenblas0-pthread
 )
 # dpkg-dev: dpkg-shlibdeps, for the metaguard-clangd .deb's dependencies.
 # The tests validate SARIF with Microsoft's validator, an npm package (a .NET
