@@ -43,8 +43,7 @@ const EnumDecl *deviceTypeEnum(QualType T) {
 
 /// The kind of the string a constant pointer points into: a string literal,
 /// read from the offset the pointer has.
-std::optional<DeviceKind> classifyStringPointer(const APValue &Value,
-                                                const ASTContext &Ctx) {
+std::optional<DeviceKind> classifyStringPointer(const APValue &Value) {
   if (!Value.isLValue() || Value.isNullPointer())
     return std::nullopt;
   const auto *Base = Value.getLValueBase().dyn_cast<const Expr *>();
@@ -77,7 +76,7 @@ std::optional<DeviceKind> evaluateConstant(const Expr *E,
   if (!E->EvaluateAsRValue(Result, Ctx) || Result.HasSideEffects)
     return std::nullopt;
   if (IsString)
-    return classifyStringPointer(Result.Val, Ctx);
+    return classifyStringPointer(Result.Val);
   if (!Result.Val.isInt())
     return std::nullopt;
   for (const EnumConstantDecl *ECD : Enum->enumerators())

@@ -1,9 +1,9 @@
 //===--- ScopeGuards.cpp - metaguard-tidy ----------------------*- C++ -*-===//
 
 #include "utils/domain/ScopeGuards.h"
+#include "utils/ClangCompat.h"
 #include "utils/analysis/ExprPlumbing.h"
 #include "utils/analysis/FunctionBodies.h"
-#include "utils/ClangCompat.h"
 #include "utils/analysis/RecordBases.h"
 #include "utils/domain/DeviceExpr.h"
 
@@ -135,22 +135,25 @@ bool isStdContainer(const ClassTemplateSpecializationDecl *Spec) {
 
 /// The device a guard is built with, from the arguments of its
 /// construction; Unknown when they are not visible.
-DeviceKind deviceOfArguments(llvm::ArrayRef<const Expr *> Args) {
+DeviceKind deviceOfArguments(llvm::ArrayRef<const Expr *> Args,
+                             const ASTContext &Ctx) {
   if (Args.empty() || isa<CXXDefaultArgExpr>(Args.front()))
     return DeviceKind::Unknown;
-  return classifyDeviceExpr(Args.front());
+  return classifyDeviceExpr(Args.front(), Ctx);
 }
 
 /// The device of the guard a value that engages a holder builds:
 /// std::make_unique<G>(device), new G(device), a std::unique_ptr made from
 /// one of those.
-DeviceKind deviceOfValue(const Expr *E) {
+DeviceKind deviceOfValue(const Expr *E, const ASTContext &Ctx) {
   for (unsigned Steps = 0; E && Steps < 4; ++Steps) {
     E = ignoreExprPlumbing(E, ExprPlumbing());
     if (const auto *New = dyn_cast_or_null<CXXNewExpr>(E)) {
       const CXXConstructExpr *Construct = New->getConstructExpr();
-      return Construct ? deviceOfArguments(llvm::ArrayRef<const Expr *>(
-                             Construct->getArgs(), Construct->getNumArgs()))
+      return Construct ? deviceOfArguments(
+                             llvm::ArrayRef<const Expr *>(
+                                 Construct->getArgs(), Construct->getNumArgs()),
+                             Ctx)
                        : DeviceKind::Unknown;
     }
     if (const auto *Call = dyn_cast_or_null<CallExpr>(E)) {
@@ -159,7 +162,8 @@ DeviceKind deviceOfValue(const Expr *E) {
           Callee->getName() != "make_unique")
         return DeviceKind::Unknown;
       return deviceOfArguments(
-          llvm::ArrayRef<const Expr *>(Call->getArgs(), Call->getNumArgs()));
+          llvm::ArrayRef<const Expr *>(Call->getArgs(), Call->getNumArgs()),
+          Ctx);
     }
     const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
     if (!Construct || Construct->getNumArgs() != 1)
@@ -171,13 +175,13 @@ DeviceKind deviceOfValue(const Expr *E) {
 
 /// The device of the guard Engager (an initialiser, an emplace, a reset, an
 /// assignment, a push into a container) puts into its holder.
-DeviceKind deviceEngagedBy(const Stmt *Engager) {
+DeviceKind deviceEngagedBy(const Stmt *Engager, const ASTContext &Ctx) {
   if (const auto *Member = dyn_cast<CXXMemberCallExpr>(Engager)) {
-    llvm::ArrayRef<const Expr *> Args(Member->getArgs(),
-                                      Member->getNumArgs());
+    llvm::ArrayRef<const Expr *> Args(Member->getArgs(), Member->getNumArgs());
     llvm::StringRef Name = Member->getMethodDecl()->getName();
     if (Name == "reset" || compat::startsWith(Name, "push"))
-      return Args.empty() ? DeviceKind::Unknown : deviceOfValue(Args.front());
+      return Args.empty() ? DeviceKind::Unknown
+                          : deviceOfValue(Args.front(), Ctx);
     // A container's emplace(position, args...).
     const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(
         Member->getMethodDecl()->getParent());
@@ -185,15 +189,15 @@ DeviceKind deviceEngagedBy(const Stmt *Engager) {
       Args = Args.drop_front();
     // A container of std::unique_ptr<G>: emplace_back(std::make_unique...).
     if (Args.size() == 1 && !Args.front()->getType()->getAsCXXRecordDecl())
-      return deviceOfArguments(Args);
+      return deviceOfArguments(Args, Ctx);
     if (Args.size() == 1)
-      if (DeviceKind Kind = deviceOfValue(Args.front());
+      if (DeviceKind Kind = deviceOfValue(Args.front(), Ctx);
           Kind != DeviceKind::Unknown)
         return Kind;
-    return deviceOfArguments(Args);
+    return deviceOfArguments(Args, Ctx);
   }
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Engager))
-    return Op->getNumArgs() == 2 ? deviceOfValue(Op->getArg(1))
+    return Op->getNumArgs() == 2 ? deviceOfValue(Op->getArg(1), Ctx)
                                  : DeviceKind::Unknown;
   // A holder's initialiser: std::optional<G>(std::in_place, device), or a
   // std::unique_ptr from std::make_unique / new.
@@ -203,14 +207,15 @@ DeviceKind deviceEngagedBy(const Stmt *Engager) {
   const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(
       ignoreExprPlumbing(Init, UpToConstruction));
   if (!Construct)
-    return deviceOfValue(Init);
+    return deviceOfValue(Init, Ctx);
   llvm::ArrayRef<const Expr *> Args(Construct->getArgs(),
                                     Construct->getNumArgs());
   if (!Args.empty())
     if (const CXXRecordDecl *RD = Args.front()->getType()->getAsCXXRecordDecl();
         RD && RD->getIdentifier() && RD->getName() == "in_place_t")
-      return deviceOfArguments(Args.drop_front());
-  return Args.size() == 1 ? deviceOfValue(Args.front()) : DeviceKind::Unknown;
+      return deviceOfArguments(Args.drop_front(), Ctx);
+  return Args.size() == 1 ? deviceOfValue(Args.front(), Ctx)
+                          : DeviceKind::Unknown;
 }
 
 bool refersTo(const Expr *E, const VarDecl *VD) {
@@ -395,7 +400,8 @@ std::optional<DeviceKind> guardHolderEngagedAt(const LiveGuard &G,
   // default device); otherwise the kind of the guard that reaches S.
   llvm::SmallVector<const Stmt *, 4> Meta, Other;
   for (const Stmt *E : Engage)
-    (G.Kind == DeviceKind::Meta || deviceEngagedBy(E) == DeviceKind::Meta
+    (G.Kind == DeviceKind::Meta ||
+             deviceEngagedBy(E, G.Var->getASTContext()) == DeviceKind::Meta
          ? Meta
          : Other)
         .push_back(E);
@@ -413,7 +419,7 @@ std::optional<DeviceKind> guardHolderEngagedAt(const LiveGuard &G,
   if (Reaches(Meta, Other))
     return DeviceKind::Meta;
   if (const Stmt *Gen = Reaches(Other, Meta))
-    return deviceEngagedBy(Gen);
+    return deviceEngagedBy(Gen, G.Var->getASTContext());
   return std::nullopt;
 }
 
