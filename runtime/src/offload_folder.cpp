@@ -29,10 +29,6 @@ namespace {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// From this size a tensor gets a copy-on-write mapping of its .dat, below it a
-// read into a pooled buffer (see SafetensorsFile::private_tensor's threshold).
-constexpr std::size_t kMappingFrom = std::size_t{8} << 20;
-
 std::string describe(const std::string &tensor, const fs::path &file) {
   return "tensor '" + tensor + "' (" + file.string() + ")";
 }
@@ -265,9 +261,11 @@ torch::Tensor OffloadFolder::load(const std::string &name) const {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw OffloadError("cannot open the data of " + describe(name, file) + ": " + errno_text());
-  if (static_cast<std::size_t>(bytes) < kMappingFrom) {
+  if (static_cast<std::size_t>(bytes) < detail::StagingPool::kLargest) {
     // Small tensors are read into reused buffers: a mapping each costs more
-    // than the copy (the same threshold as a checkpoint's private tensors).
+    // than the copy. From the pool's largest buffer (the size where a
+    // checkpoint's private tensors start being mapped), a copy-on-write
+    // mapping of the .dat.
     const detail::UniqueFd owned(fd);
     return detail::read_staged(fd, file, e.shape, d, 0);
   }
