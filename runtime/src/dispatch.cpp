@@ -177,7 +177,8 @@ std::shared_ptr<detail::Prefetcher> make_prefetcher(const std::vector<OwnedDiskP
   }
   if (blocks.size() < 2)
     return nullptr; // nothing to read ahead of
-  auto prefetcher = std::make_shared<detail::Prefetcher>(std::move(blocks), options.prefetch_depth);
+  auto prefetcher = std::make_shared<detail::Prefetcher>(std::move(blocks), options.prefetch_depth,
+                                                            options.prefetch_next_forward);
   for (const auto &hook : hooks)
     hook->prefetcher = prefetcher;
   return prefetcher;

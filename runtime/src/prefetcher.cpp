@@ -7,8 +7,8 @@
 
 namespace metaguard::detail {
 
-Prefetcher::Prefetcher(std::vector<Block> blocks, int depth)
-    : blocks_(std::move(blocks)), depth_(static_cast<std::size_t>(std::max(depth, 1))),
+Prefetcher::Prefetcher(std::vector<Block> blocks, int depth, bool wrap)
+    : blocks_(std::move(blocks)), depth_(static_cast<std::size_t>(std::max(depth, 1))), wrap_(wrap),
       order_(blocks_.size()), was_seen_(blocks_.size(), false), last_used_(blocks_.size()) {
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   position_ = order_;
@@ -55,11 +55,24 @@ void Prefetcher::learn(std::size_t block) {
   learned_ = true;
 }
 
+// The `depth` blocks that follow `block` in execution order; past the last
+// one, the next forward's first blocks once the order is known (before that,
+// the end of registration order says nothing about where a forward ends).
+std::vector<std::size_t> Prefetcher::window_after(std::size_t block) const {
+  std::vector<std::size_t> window;
+  const std::size_t n = order_.size();
+  for (std::size_t step = 1; step <= depth_ && step < n; ++step) {
+    const std::size_t at = position_[block] + step;
+    if (at >= n && !(wrap_ && learned_))
+      break;
+    window.push_back(order_[at % n]);
+  }
+  return window;
+}
+
 void Prefetcher::schedule_after(std::size_t block) {
-  const std::size_t first = position_[block] + 1;
-  const std::size_t end = std::min(order_.size(), first + depth_);
-  const std::set<std::size_t> window(order_.begin() + static_cast<std::ptrdiff_t>(std::min(first, end)),
-                                     order_.begin() + static_cast<std::ptrdiff_t>(end));
+  const std::vector<std::size_t> ahead = window_after(block);
+  const std::set<std::size_t> window(ahead.begin(), ahead.end());
   // Blocks held outside the window (behind the one in use, or queued by
   // another thread's forward) are dropped: memory stays within `depth`
   // blocks. A block being read is finished by the reader and then freed.
@@ -71,7 +84,7 @@ void Prefetcher::schedule_after(std::size_t block) {
     queue_.erase(std::remove(queue_.begin(), queue_.end(), it->first), queue_.end());
     it = held_.erase(it);
   }
-  for (const std::size_t next : window)
+  for (const std::size_t next : ahead)
     if (held_.emplace(next, std::make_shared<Held>()).second)
       queue_.push_back(next);
   if (!queue_.empty() && !reader_.joinable()) {

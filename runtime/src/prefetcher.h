@@ -39,8 +39,9 @@ public:
     std::vector<std::string> keys;
   };
 
-  // `blocks` in registration order; `depth` >= 1.
-  Prefetcher(std::vector<Block> blocks, int depth);
+  // `blocks` in registration order; `depth` >= 1; `wrap`: once the order is
+  // learned, the blocks after the last one are the first ones again.
+  Prefetcher(std::vector<Block> blocks, int depth, bool wrap);
   ~Prefetcher();
   Prefetcher(const Prefetcher &) = delete;
   Prefetcher &operator=(const Prefetcher &) = delete;
@@ -67,11 +68,13 @@ private:
 
   void learn(std::size_t block);
   void schedule_after(std::size_t block);
+  std::vector<std::size_t> window_after(std::size_t block) const;
   void run();
   void read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock);
 
   const std::vector<Block> blocks_;
   const std::size_t depth_;
+  const bool wrap_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -2,7 +2,8 @@
 // are bit-equal with and without it, for guarded blocks and transparent
 // offload, offload folders and checkpoint shards; each parameter is read
 // once per forward even when the forward catches up with the reader; the
-// order is learned from the first forward; a read that fails in the
+// order is learned from the first forward, and the next forward's first
+// block is read after the last one; a read that fails in the
 // background is raised, typed and naming the file, when the block is used;
 // two threads running forwards of one model get the right outputs.
 #include <metaguard/metaguard.h>
@@ -74,6 +75,14 @@ metaguard::OffloadOptions depth(int n) {
   return options;
 }
 
+// Without reading the next forward's first blocks at the end of a forward,
+// so that each forward's reads are its own and can be counted per pass.
+metaguard::OffloadOptions within_forward(int n) {
+  metaguard::OffloadOptions options = depth(n);
+  options.prefetch_next_forward = false;
+  return options;
+}
+
 // Counts the reads of each tensor and can slow them down, so the forward
 // catches up with the reader.
 class CountingWeights : public metaguard::WeightsMap {
@@ -87,6 +96,7 @@ public:
     {
       std::lock_guard<std::mutex> lock(mutex_);
       ++reads_[name];
+      ++all_[name];
     }
     return inner_->load(name);
   }
@@ -94,12 +104,26 @@ public:
     std::lock_guard<std::mutex> lock(mutex_);
     return std::exchange(reads_, {});
   }
+  // Reads of `name` since construction; waits up to `patience` for `want`.
+  int reads_of(const std::string &name, int want, std::chrono::milliseconds patience) const {
+    const auto until = std::chrono::steady_clock::now() + patience;
+    for (;;) {
+      int count = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        count = all_[name];
+      }
+      if (count >= want || std::chrono::steady_clock::now() >= until)
+        return count;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
 
 private:
   std::shared_ptr<const metaguard::WeightsMap> inner_;
   std::chrono::milliseconds delay_;
   mutable std::mutex mutex_;
-  mutable std::map<std::string, int> reads_;
+  mutable std::map<std::string, int> reads_, all_;
 };
 
 class PrefetchTest : public testing::Test {
@@ -202,7 +226,8 @@ TEST_F(PrefetchTest, EachParameterIsReadOncePerForwardEvenWhenTheForwardCatchesU
   metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
   auto folder = std::make_shared<metaguard::OffloadFolder>(folder_.path());
   auto counting = std::make_shared<CountingWeights>(folder, std::chrono::milliseconds(5));
-  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(2));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting,
+                                 within_forward(2));
   for (int pass = 0; pass < 3; ++pass) {
     EXPECT_TRUE(torch::equal(run(model), expected_));
     const auto reads = counting->take_reads();
@@ -224,7 +249,8 @@ TEST_F(PrefetchTest, TheExecutionOrderIsLearnedFromTheFirstForward) {
   const torch::Tensor want = reference_->forward(input_);
   auto counting = std::make_shared<CountingWeights>(
       std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(0));
-  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(1));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting,
+                                 within_forward(1));
   for (int pass = 0; pass < 4; ++pass) {
     EXPECT_TRUE(torch::equal(model->forward(input_), want));
     const auto reads = counting->take_reads();
@@ -234,6 +260,30 @@ TEST_F(PrefetchTest, TheExecutionOrderIsLearnedFromTheFirstForward) {
     for (const auto &[name, count] : reads)
       EXPECT_EQ(count, 1) << name << " in pass " << pass;
   }
+}
+
+// Once the order is known, the last block of a forward reads the first one
+// of the next forward ahead, and that forward takes it instead of reading it
+// again.
+TEST_F(PrefetchTest, TheNextForwardsFirstBlockIsReadAfterTheLastOne) {
+  auto model = metaguard::from_config<Stack>(stack_config());
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  auto counting = std::make_shared<CountingWeights>(
+      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(0));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(1));
+  const std::string first = "blocks.1.up.weight";
+  const auto patience = std::chrono::seconds(20);
+  for (int pass = 0; pass < 2; ++pass)
+    EXPECT_TRUE(torch::equal(run(model), expected_));
+  // The order is learned when the second forward starts; its end reads the
+  // third forward's first block.
+  EXPECT_EQ(counting->reads_of(first, 3, patience), 3);
+  EXPECT_TRUE(torch::equal(run(model), expected_));
+  // The third forward used that read; its own end read the fourth's.
+  EXPECT_EQ(counting->reads_of(first, 4, patience), 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(counting->reads_of(first, 5, std::chrono::milliseconds(0)), 4);
 }
 
 // Truncated after dispatch: the reader's failure surfaces when the block is

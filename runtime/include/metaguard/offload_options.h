@@ -10,6 +10,12 @@ struct OffloadOptions {
   // order the first forward used them (registration order until then). Each
   // costs the memory of one block; 0 reads every block when it is used.
   int prefetch_depth = 1;
+  // Once the execution order is known, using the last block of a forward
+  // reads the first blocks of the next forward ahead, as generation runs
+  // forward after forward: the first block's read is hidden too. Between
+  // forwards the process then holds up to `prefetch_depth` blocks; turn it
+  // off when a model runs one forward and is left alone.
+  bool prefetch_next_forward = true;
   // After a block has been used and returned to meta, ask the kernel to drop
   // its bytes from the page cache (POSIX_FADV_DONTNEED), so the files of a
   // model bigger than memory do not push the rest of the system out of the
