@@ -41,7 +41,6 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -80,7 +79,6 @@ struct DecoderImpl : metaguard::PreTrainedModel {
 };
 TORCH_MODULE(Decoder);
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // read() of whole files into `buffer` (allocated and touched by the caller).
 void read_files(const std::vector<fs::path> &files, std::vector<char> &buffer) {
