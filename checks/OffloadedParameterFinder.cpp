@@ -635,10 +635,11 @@ OffloadedParameterFinder::argumentRef(const Expr *Arg) const {
 bool OffloadedParameterFinder::addInvokedEffects(const Expr *Call,
                                                  ASTContext &Context,
                                                  Events &Ev) {
-  std::optional<InvokedCallable> Invoked = invokedCallable(Call);
+  SummaryTable &Table = summaries(Context);
+  std::optional<InvokedCallable> Invoked =
+      invokedCallable(Call, &Table.callableStores());
   if (!Invoked)
     return false;
-  SummaryTable &Table = summaries(Context);
   for (const FunctionDecl *Fn : Invoked->Functions) {
     // What a lambda does to the models it captures.
     if (const auto *Method = dyn_cast<CXXMethodDecl>(Fn);

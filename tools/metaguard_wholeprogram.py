@@ -238,27 +238,33 @@ def read_facts(path, index_too=False):
         if not isinstance(facts.get(key, []), list):
             return None
     if not isinstance(facts.get("overrides", {}), dict) or \
+            not isinstance(facts.get("stores", {}), dict) or \
             not isinstance(facts.get("merge_rules", {}), dict):
         return None
     return facts
 
 
-def merge_overrides(all_facts):
+def merge_overrides(all_facts, key="overrides"):
     """The "overrides" of facts files (method -> the overrides their TUs
     define), joined: a virtual call in one TU may run an override another
-    TU defines."""
+    TU defines. With key="stores", the same for the functions TUs store into
+    a std::function variable, member or table, which a call through it in
+    another TU may run."""
     merged = {}
     for facts in all_facts:
-        for base, by in facts.get("overrides", {}).items():
+        for base, by in facts.get(key, {}).items():
             if isinstance(by, list):
                 merged.setdefault(base, set()).update(u for u in by if isinstance(u, str))
     return {base: sorted(by) for base, by in sorted(merged.items())}
 
 
-def expand_uses(uses, overrides):
-    """The USRs a TU calls: those it lists, and the overrides (at any depth)
-    of the methods among them, which its virtual calls may run."""
+def expand_uses(uses, overrides, stores=None):
+    """The USRs a TU calls: those it lists, the functions stored into the
+    std::function slots among them, and the overrides (at any depth) of the
+    methods among those, which its virtual calls may run."""
     result = {u for u in uses if isinstance(u, str)}
+    for slot in list(result):
+        result.update((stores or {}).get(slot, []))
     work = list(result)
     while work:
         for override in overrides.get(work.pop(), []):
@@ -303,6 +309,8 @@ class WholeProgram:
         self.parsed = {}
         # Method -> overrides, of the index the current round checks with.
         self.overrides = {}
+        # std::function slot -> the functions stored there, likewise.
+        self.stores = {}
 
     def facts_of(self, path):
         """The facts file at path (read_facts), parsed once per run: the
@@ -384,7 +392,8 @@ class WholeProgram:
             if stamp is not None and digest is not None:
                 inputs[path] = stamp + [digest]
         record = {"key": key, "facts": facts_path, "inputs": inputs, "findings": findings,
-                  "dep": used_summaries(facts, functions, self.overrides)}
+                  "dep": used_summaries(facts, functions, self.overrides,
+                                                self.stores)}
         # Edited while clang-tidy read it: these facts may be of the old text.
         self.hashes.stats.pop(source, None)
         # A TU that clang-tidy could not check cleanly is tried again next run.
@@ -400,8 +409,10 @@ class WholeProgram:
         functions, conflicts = merge_summaries(
             [(display(s), facts[s].get("functions", [])) for s in sorted(facts)], rules)
         self.overrides = merge_overrides(facts.values())
+        self.stores = merge_overrides(facts.values(), "stores")
         write_json(self.index_path, {"metaguard_facts_index": 1, "functions": functions,
                                      "merge_rules": rules, "overrides": self.overrides,
+                                     "stores": self.stores,
                                      "conflicts": conflicts})
         self.hashes.hashes.pop(self.index_path, None)
         return {f["usr"]: f for f in functions}, conflicts, facts
@@ -414,6 +425,7 @@ class WholeProgram:
         if index is None:
             return None
         self.overrides = merge_overrides([index])
+        self.stores = merge_overrides([index], "stores")
         return {f["usr"]: f for f in index.get("functions", [])
                 if isinstance(f, dict) and isinstance(f.get("usr"), str)}
 
@@ -465,11 +477,12 @@ class WholeProgram:
             functions, conflicts, facts = self.write_index(records)
             called_elsewhere = {}
             for source, tu_facts in facts.items():
-                for usr in expand_uses(tu_facts.get("uses", []), self.overrides):
+                for usr in expand_uses(tu_facts.get("uses", []), self.overrides,
+                                       self.stores):
                     called_elsewhere.setdefault(usr, set()).add(source)
             todo = [s for s in sorted(records)
                     if records[s].get("dep") != used_summaries(facts[s], functions,
-                                                               self.overrides)
+                                                               self.overrides, self.stores)
                     and (s in wanted or any(called_elsewhere.get(usr, set()) - {s}
                                             for usr in facts[s].get("defines", [])))]
             if not todo:
@@ -514,13 +527,14 @@ class WholeProgram:
         return findings, problems
 
 
-def used_summaries(facts, functions, overrides):
+def used_summaries(facts, functions, overrides, stores=None):
     """What a TU's findings and summaries depend on besides its own files: the
     summaries (from the index it is checked with) of the functions it calls
-    and has no body for, and of the overrides its virtual calls may run, as a
+    and has no body for, of the functions stored where its calls through a
+    std::function look, and of the overrides its virtual calls may run, as a
     hash."""
     used = sorted((usr, functions.get(usr))
-                  for usr in expand_uses(facts.get("uses", []), overrides))
+                  for usr in expand_uses(facts.get("uses", []), overrides, stores))
     return sha256_text(json.dumps(used, sort_keys=True))
 
 
@@ -554,5 +568,6 @@ def merge_files(paths, output, log=sys.stderr):
     write_json(os.path.abspath(output), {"metaguard_facts_index": 1, "functions": functions,
                                          "merge_rules": rules,
                                          "overrides": merge_overrides(all_facts),
+                                         "stores": merge_overrides(all_facts, "stores"),
                                          "conflicts": conflicts})
     return len(conflicts)

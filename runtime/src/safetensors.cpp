@@ -531,11 +531,14 @@ torch::Tensor read_copy(const SafetensorsData &data, const TensorInfo &info, tor
   return copy;
 }
 
-// Below this size a private tensor is a copy, above it a mapping of its own:
+// Below this size a private tensor is a copy, from it a mapping of its own:
 // a fresh mapping costs a few syscalls and page-table set-up (~0.3-0.6 ms
 // here), a copy grows with the size; they meet around 8 MiB
 // (bench/bench_private_tensor.cpp, docs/benchmarks.md "Private tensors").
-constexpr std::int64_t kPrivateMappingFrom = std::int64_t{8} << 20;
+// The staging pool's largest buffer is sized for exactly the copies below
+// this threshold, and offload folders switch to mapping at it too: one
+// constant, so the three cannot drift apart.
+constexpr auto kPrivateMappingFrom = static_cast<std::int64_t>(detail::StagingPool::kLargest);
 
 // The bytes of `info` in a copy-on-write mapping made for this tensor only:
 // populated read-only (page-cache pages, nothing copied), then made

@@ -6,23 +6,11 @@
 // not see it. A deferred std::async task runs on the thread that calls get()
 // or wait(), in the scopes live there.
 
-#include <metaguard/metaguard.h>
+#include "fixtures/indirect-calls.h"
 
 #include <future>
 #include <thread>
 #include <vector>
-
-namespace fs = std::filesystem;
-using metaguard::Config;
-
-struct EncoderImpl : torch::nn::Module {
-  explicit EncoderImpl(const Config &);
-};
-TORCH_MODULE(Encoder);
-
-Encoder loadEncoder(const fs::path &p) {
-  return metaguard::from_pretrained<Encoder>(p);
-}
 
 // ---- Threads started while the default device is meta --------------------
 
@@ -41,7 +29,7 @@ void asyncAfterMetaDefault(const fs::path &p) {
   auto done = std::async(std::launch::async, loadEncoder, p);
   // CHECK-NOTES: :[[@LINE-1]]:15: warning: 'loadEncoder' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :24:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
   done.get();
 }
 
@@ -51,7 +39,7 @@ void asyncDefaultPolicy(const fs::path &p) {
   auto done = std::async([&] { return loadEncoder(p); });
   // CHECK-NOTES: :[[@LINE-1]]:15: warning: 'lambda' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :24:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
   done.wait();
 }
 
@@ -60,12 +48,12 @@ void jthreadAndPool(const fs::path &p) {
   std::jthread stoppable([&](std::stop_token) { loadEncoder(p); });
   // CHECK-NOTES: :[[@LINE-1]]:16: warning: 'lambda' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :24:10: note: 'metaguard::from_pretrained' loads the weights here
+  // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here
   std::vector<std::thread> pool;
   pool.emplace_back(loadEncoder, p);
   // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'loadEncoder' loads pretrained weights
   // CHECK-NOTES: :[[@LINE-8]]:3: note: the default device is set to meta here
-  // CHECK-NOTES: :24:10: note: 'metaguard::from_pretrained' loads the weights here
+  // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here
   for (std::thread &t : pool)
     t.join();
 }
@@ -84,7 +72,7 @@ void helperThreadAfterMetaDefault(const fs::path &p) {
     startLoader(p);
     // CHECK-NOTES: :[[@LINE-1]]:5: warning: 'startLoader' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
     // CHECK-NOTES: :[[@LINE-5]]:3: note: the default device is set to meta here
-    // CHECK-NOTES: :24:10: note: 'metaguard::from_pretrained' loads the weights here
+    // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here
   }
   metaguard::reset_default_device();
 }
@@ -97,7 +85,7 @@ void deferredWaitedInScope(const fs::path &p) {
   auto e = task.get();
   // CHECK-NOTES: :[[@LINE-1]]:12: warning: 'lambda' loads pretrained weights (through 'metaguard::from_pretrained') while a meta-device scope is active
   // CHECK-NOTES: :[[@LINE-4]]:30: note: meta-device scope 'scope' is active
-  // CHECK-NOTES: :24:10: note: 'metaguard::from_pretrained' loads the weights here
+  // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here
 }
 
 // ---- Near misses ---------------------------------------------------------

@@ -67,19 +67,29 @@ bool isDeferredPolicy(const Expr *E) {
 }
 
 /// What a function object given as an argument runs: the function, or the
-/// call operator of the lambda (of a generic lambda, each instantiation).
-llvm::SmallVector<const FunctionDecl *, 1> functionsOf(const Expr *Arg) {
+/// call operator of the lambda (of a generic lambda, each instantiation);
+/// for a std::function read from a variable, member or table, every one
+/// stored there (the standard library copies it before running it, so the
+/// call does not change it).
+llvm::SmallVector<const FunctionDecl *, 1> functionsOf(const Expr *Arg,
+                                                       CallableStores *Stores) {
   llvm::SmallVector<const FunctionDecl *, 1> Out;
-  const FunctionDecl *FD = functionOfCallableObject(Arg);
-  if (!FD)
-    return Out;
-  if (const FunctionTemplateDecl *Template =
-          FD->getDescribedFunctionTemplate()) {
-    for (const FunctionDecl *Spec : Template->specializations())
-      Out.push_back(Spec);
-    return Out;
-  }
-  Out.push_back(FD);
+  auto Add = [&](const FunctionDecl *FD) {
+    if (const FunctionTemplateDecl *Template =
+            FD->getDescribedFunctionTemplate()) {
+      for (const FunctionDecl *Spec : Template->specializations())
+        Out.push_back(Spec);
+      return;
+    }
+    Out.push_back(FD);
+  };
+  if (const FunctionDecl *FD = functionOfCallableObject(Arg))
+    Add(FD);
+  else if (const FunctionDecl *Sole = CallableStores::soleTarget(Arg))
+    Add(Sole);
+  else if (Stores)
+    for (const FunctionDecl *Stored : Stores->targets(Arg))
+      Add(Stored);
   return Out;
 }
 
@@ -182,7 +192,8 @@ std::optional<Shape> shapeOf(const Expr *Call,
 
 } // namespace
 
-std::optional<InvokedCallable> invokedCallable(const Expr *Call) {
+std::optional<InvokedCallable> invokedCallable(const Expr *Call,
+                                               CallableStores *Stores) {
   llvm::SmallVector<const Expr *, 6> Args;
   bool Ranges = false;
   std::optional<Shape> How = shapeOf(Call, Args, Ranges);
@@ -200,12 +211,12 @@ std::optional<InvokedCallable> invokedCallable(const Expr *Call) {
   Result.Deferred = *How == Shape::Thread && Deferred;
   if (*How != Shape::Algorithm) {
     Result.Callable = Args[0];
-    Result.Functions = functionsOf(Args[0]);
+    Result.Functions = functionsOf(Args[0], Stores);
     for (const Expr *Arg : llvm::drop_begin(Args))
       Result.Params.push_back({unwrapReference(Arg), false});
   } else {
     for (size_t I = 1; I < Args.size() && !Result.Callable; ++I) {
-      Result.Functions = functionsOf(Args[I]);
+      Result.Functions = functionsOf(Args[I], Stores);
       if (!Result.Functions.empty()) {
         Result.Callable = Args[I];
         Result.Params = elementSources(Args, I, Ranges);
@@ -226,7 +237,8 @@ std::optional<InvokedCallable> invokedCallable(const Expr *Call) {
   return Result;
 }
 
-std::optional<InvokedCallable> deferredCallableRunBy(const Expr *Call) {
+std::optional<InvokedCallable>
+deferredCallableRunBy(const Expr *Call, CallableStores *Stores) {
   const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
   const CXXMethodDecl *Method = Member ? Member->getMethodDecl() : nullptr;
   if (!Method || !Method->getIdentifier() ||
@@ -252,7 +264,7 @@ std::optional<InvokedCallable> deferredCallableRunBy(const Expr *Call) {
   const auto *Async = dyn_cast_or_null<CallExpr>(Init);
   if (!Async)
     return std::nullopt;
-  std::optional<InvokedCallable> Task = invokedCallable(Async);
+  std::optional<InvokedCallable> Task = invokedCallable(Async, Stores);
   if (!Task || !Task->Deferred)
     return std::nullopt;
   return Task;

@@ -16,6 +16,8 @@
 #ifndef METAGUARD_CHECKS_UTILS_INVOKEDCALLABLES_H
 #define METAGUARD_CHECKS_UTILS_INVOKEDCALLABLES_H
 
+#include "utils/analysis/CallableStores.h"
+
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/SmallVector.h"
@@ -58,15 +60,19 @@ struct InvokedCallable {
 /// algorithm object, a CXXConstructExpr of a thread, or an emplace into a
 /// container of threads) is one of the standard library's calls that run
 /// one; std::nullopt otherwise, and when the callable is not a function or
-/// lambda visible here (a std::function passed in, a function pointer).
-std::optional<InvokedCallable> invokedCallable(const Expr *Call);
+/// lambda visible here (a std::function or function pointer passed in).
+/// With Stores, a std::function read from a variable, member or table runs
+/// any function the translation unit stores there.
+std::optional<InvokedCallable> invokedCallable(const Expr *Call,
+                                               CallableStores *Stores = nullptr);
 
 /// The deferred task that Call runs on the calling thread, when Call is a
 /// get() or wait() on a local std::future / std::shared_future initialised by
 /// std::async(std::launch::deferred, ...); std::nullopt otherwise. A
 /// std::async whose policy also allows std::launch::async runs on a thread
 /// of its own (as libstdc++ and libc++ choose), not here.
-std::optional<InvokedCallable> deferredCallableRunBy(const Expr *Call);
+std::optional<InvokedCallable>
+deferredCallableRunBy(const Expr *Call, CallableStores *Stores = nullptr);
 
 } // namespace clang::tidy::metaguard
 

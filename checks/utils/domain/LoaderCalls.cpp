@@ -2,9 +2,7 @@
 
 #include "utils/domain/LoaderCalls.h"
 #include "utils/ClangCompat.h"
-#include "utils/analysis/FunctionBodies.h"
-#include "utils/analysis/LocalVariables.h"
-#include "utils/analysis/StoredCallables.h"
+#include "utils/analysis/CallableStores.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -59,42 +57,6 @@ bool hasLoadsWeightsAnnotation(const FunctionDecl *FD) {
   return false;
 }
 
-namespace {
-
-/// The function a callable value denotes: a function, its address, a
-/// lambda, or the std::function built from one of these.
-const FunctionDecl *targetOfValue(const Expr *E) {
-  for (unsigned Steps = 0; E && Steps < 4; ++Steps) {
-    if (const FunctionDecl *Fn = functionOfCallable(E))
-      return Fn;
-    const auto *Construct =
-        dyn_cast<CXXConstructExpr>(E->IgnoreImplicit()->IgnoreParenImpCasts());
-    if (!Construct || Construct->getNumArgs() != 1)
-      return nullptr;
-    E = Construct->getArg(0);
-  }
-  return nullptr;
-}
-
-/// The one function a callee expression can call: a function pointer or
-/// std::function variable set once (its initialiser) and never changed.
-const FunctionDecl *singleTarget(const Expr *Callee) {
-  if (!Callee)
-    return nullptr;
-  Callee = Callee->IgnoreParenImpCasts();
-  if (const auto *Deref = dyn_cast<UnaryOperator>(Callee);
-      Deref && Deref->getOpcode() == UO_Deref)
-    Callee = Deref->getSubExpr()->IgnoreParenImpCasts();
-  const auto *Ref = dyn_cast<DeclRefExpr>(Callee);
-  const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  if (!Var || isa<ParmVarDecl>(Var) || !keepsItsInitialiser(Var))
-    return nullptr;
-  const Expr *Init = Var->getAnyInitializer();
-  return Init ? targetOfValue(Init) : nullptr;
-}
-
-} // namespace
-
 const FunctionDecl *calledFunction(const Stmt *S) {
   if (const auto *Call = dyn_cast_or_null<CallExpr>(S)) {
     const FunctionDecl *Direct = Call->getDirectCallee();
@@ -102,12 +64,12 @@ const FunctionDecl *calledFunction(const Stmt *S) {
     if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
         Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0 &&
         isStdFunctionType(Op->getArg(0)->getType()))
-      if (const FunctionDecl *Target = singleTarget(Op->getArg(0)))
+      if (const FunctionDecl *Target = CallableStores::soleTarget(Op->getArg(0)))
         return Target;
     if (Direct)
       return Direct;
     // fp(args) through a function pointer set once.
-    return singleTarget(Call->getCallee());
+    return CallableStores::soleTarget(Call->getCallee());
   }
   if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(S))
     return Construct->getConstructor();

@@ -162,6 +162,14 @@ const CXXMethodDecl *SummaryTable::virtualCallee(const Expr *Call) const {
   return Method;
 }
 
+const ValueDecl *SummaryTable::storedSlot(const Expr *Call) {
+  const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Call);
+  if (!Op || Op->getOperator() != OO_Call || Op->getNumArgs() == 0 ||
+      !isStdFunctionType(Op->getArg(0)->getType()))
+    return nullptr;
+  return callableSlotOf(Op->getArg(0));
+}
+
 llvm::SmallVector<const FunctionDecl *, 2>
 SummaryTable::callTargets(const Expr *Call) {
   llvm::SmallVector<const FunctionDecl *, 2> Targets;
@@ -169,7 +177,9 @@ SummaryTable::callTargets(const Expr *Call) {
   if (!Callee)
     return Targets;
   Targets.push_back(Callee);
-  for (const FunctionDecl *Target : Stored.targets(Call, Context))
+  if (const ValueDecl *Slot = storedSlot(Call))
+    SlotsUsed.insert(Slot);
+  for (const FunctionDecl *Target : Stores.callTargets(Call))
     if (!llvm::is_contained(Targets, Target))
       Targets.push_back(Target);
   const CXXMethodDecl *Method = virtualCallee(Call);
@@ -196,14 +206,17 @@ SummaryTable::callTargets(const Expr *Call) {
 std::vector<const FunctionSummary *>
 SummaryTable::externalTargets(const Expr *Call) {
   std::vector<const FunctionSummary *> Result;
-  const CXXMethodDecl *Method = virtualCallee(Call);
-  if (!Method || !ExternalOverrides)
-    return Result;
-  std::vector<const FunctionSummary *> Found =
-      ExternalOverrides(usrOf(Method->getCanonicalDecl()));
+  std::vector<const FunctionSummary *> Found;
+  if (const CXXMethodDecl *Method = virtualCallee(Call);
+      Method && ExternalOverrides)
+    Found = ExternalOverrides(usrOf(Method->getCanonicalDecl()));
+  else if (const ValueDecl *Slot = storedSlot(Call);
+           Slot && ExternalStores)
+    Found = ExternalStores(usrOf(Slot));
   if (Found.empty())
     return Result;
-  // An override declared here is a target already (callTargets).
+  // An override or stored function declared here is a target already
+  // (callTargets).
   llvm::StringSet<> Here;
   for (const FunctionDecl *Target : callTargets(Call))
     Here.insert(usrOf(Target->getCanonicalDecl()));

@@ -20,7 +20,7 @@
 #ifndef METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
 #define METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
 
-#include "utils/analysis/StoredCallables.h"
+#include "utils/analysis/CallableStores.h"
 #include "utils/summaries/FunctionSummary.h"
 
 #include "clang/AST/ASTContext.h"
@@ -111,18 +111,29 @@ public:
       llvm::function_ref<void(const FunctionDecl *, const FunctionSummary &)>
           Fn);
 
+  /// Where the stores of other translation units come from: the summaries
+  /// of the functions they store into the std::function variable, member or
+  /// table with this USR.
+  void setExternalStores(
+      std::function<std::vector<const FunctionSummary *>(llvm::StringRef USR)>
+          Fn) {
+    ExternalStores = std::move(Fn);
+  }
+
   /// The functions a call may run: its callee (calledFunction), for a
   /// virtual call (not qualified, not of a final method or class) every
   /// override of the callee declared outside system headers in this
   /// translation unit, and for a call through a std::function member or an
   /// element of a table of them every function this translation unit stores
-  /// there (StoredCallables). Empty when the callee is not known.
+  /// there (CallableStores). Empty when the callee is not known.
   llvm::SmallVector<const FunctionDecl *, 2> callTargets(const Expr *Call);
 
   /// For a virtual call (as callTargets decides), the summaries of the
   /// overrides that other translation units define and this one does not
   /// declare, from the SummaryFile: such an override counts as one declared
-  /// here. Empty for other calls.
+  /// here. For a call through a std::function slot, the summaries of the
+  /// functions other translation units store there and this one does not.
+  /// Empty for other calls.
   std::vector<const FunctionSummary *> externalTargets(const Expr *Call);
 
   /// The USR of D ("" when Clang cannot make one).
@@ -134,6 +145,10 @@ public:
   SourceLocation locationOf(const SourceRef &R) const;
 
   ASTContext &context() const { return Context; }
+  /// What the translation unit stores into std::function variables, members
+  /// and tables: the targets of calls through them, and of thread bodies
+  /// given as one (invokedCallable).
+  CallableStores &callableStores() { return Stores; }
 
   /// The functions this table was asked about that have no body here (their
   /// summaries come from other translation units, if at all), and the
@@ -144,6 +159,12 @@ public:
   /// std::make_shared in a system header counts).
   const llvm::DenseSet<const FunctionDecl *> &usedElsewhere() const {
     return UsedElsewhere;
+  }
+  /// The std::function variables, members and tables that calls of this
+  /// translation unit go through (other translation units may store into
+  /// them): listed as uses too.
+  const llvm::DenseSet<const ValueDecl *> &slotsUsed() const {
+    return SlotsUsed;
   }
 
 private:
@@ -173,11 +194,14 @@ private:
   /// The method a call dispatches on, when it is virtual (not qualified, not
   /// of a final method or class); nullptr otherwise.
   const CXXMethodDecl *virtualCallee(const Expr *Call) const;
+  /// The std::function variable, member or table a call goes through;
+  /// nullptr for other calls.
+  static const ValueDecl *storedSlot(const Expr *Call);
 
   ASTContext &Context;
   SummaryFacet *Facets[FacetKind::MaxFacets] = {};
   bool OverridesIndexed = false;
-  StoredCallables Stored;
+  CallableStores Stores{Context};
   /// Method -> the methods that override it directly.
   llvm::DenseMap<const CXXMethodDecl *,
                  llvm::SmallVector<const CXXMethodDecl *, 2>>
@@ -185,9 +209,12 @@ private:
   llvm::DenseMap<const FunctionDecl *, std::unique_ptr<Entry>> Entries;
   llvm::StringMap<FunctionSummary> Externals;
   llvm::DenseSet<const FunctionDecl *> UsedElsewhere;
+  llvm::DenseSet<const ValueDecl *> SlotsUsed;
   std::function<const FunctionSummary *(llvm::StringRef)> ExternalLookup;
   std::function<std::vector<const FunctionSummary *>(llvm::StringRef)>
       ExternalOverrides;
+  std::function<std::vector<const FunctionSummary *>(llvm::StringRef)>
+      ExternalStores;
 };
 
 /// The table of Context's translation unit, shared by every check that asks

@@ -101,6 +101,8 @@ std::shared_ptr<const ExternalFacts> load(llvm::StringRef Path, const Stamp &S,
       Merger.add(Summary, Source);
     for (const auto &[Base, By] : Parsed.Facts.Overrides)
       Table->Overrides[Base].insert(By.begin(), By.end());
+    for (const auto &[Slot, Stored] : Parsed.Facts.Stores)
+      Table->Stores[Slot].insert(Stored.begin(), Stored.end());
   }
   for (const SummaryConflict &C : Merger.conflicts())
     report(C.message());
@@ -161,6 +163,21 @@ ExternalSummaries::findOverrides(llvm::StringRef USR) {
           Result.push_back(S);
       }
   }
+  return Result;
+}
+
+std::vector<const FunctionSummary *>
+ExternalSummaries::findStored(llvm::StringRef USR) {
+  std::vector<const FunctionSummary *> Result;
+  if (Path.empty() || USR.empty())
+    return Result;
+  load();
+  auto It = Table->Stores.find(USR);
+  if (It == Table->Stores.end())
+    return Result;
+  for (const std::string &Stored : It->second)
+    if (const FunctionSummary *S = Table->find(Stored))
+      Result.push_back(S);
   return Result;
 }
 

@@ -33,6 +33,9 @@ struct ExternalFacts {
   std::map<std::string, FunctionSummary, std::less<>> Functions;
   /// Method -> the overrides other TUs define (direct ones), by USR.
   std::map<std::string, std::set<std::string>, std::less<>> Overrides;
+  /// std::function variable, member or table -> the functions other TUs
+  /// store into it, by USR.
+  std::map<std::string, std::set<std::string>, std::less<>> Stores;
   const FunctionSummary *find(llvm::StringRef USR) const {
     auto It = Functions.find(USR);
     return It == Functions.end() ? nullptr : &It->second;
@@ -59,6 +62,10 @@ public:
   /// The summaries of the overrides of the method with this USR, at any
   /// depth, that the SummaryFile knows of (virtual calls).
   std::vector<const FunctionSummary *> findOverrides(llvm::StringRef USR);
+
+  /// The summaries of the functions stored into the std::function variable,
+  /// member or table with this USR that the SummaryFile knows of.
+  std::vector<const FunctionSummary *> findStored(llvm::StringRef USR);
 
   /// Loads the file now, if there is one (see loadExternalFacts).
   void load() {

@@ -103,17 +103,17 @@ void readStrings(const Json &Root, const char *Key, llvm::StringRef Path,
   }
 }
 
-/// `"overrides": {"<method>": ["<override>", ...]}`; bad entries are
-/// reported and skipped.
-void readOverrides(const Json &Root, llvm::StringRef Path,
-                   std::map<std::string, std::vector<std::string>> &Out,
-                   std::vector<std::string> &Errors) {
-  auto It = Root.find("overrides");
+/// `"overrides": {"<method>": ["<override>", ...]}` and `"stores":
+/// {"<slot>": ["<function>", ...]}`; bad entries are reported and skipped.
+void readUsrMap(const Json &Root, const char *Key, llvm::StringRef Path,
+                std::map<std::string, std::vector<std::string>> &Out,
+                std::vector<std::string> &Errors) {
+  auto It = Root.find(Key);
   if (It == Root.end())
     return;
   if (!It->is_object()) {
-    Errors.push_back((Path + ": key \"overrides\": expected an object, got " +
-                      jsonTypeName(*It))
+    Errors.push_back((Path + ": key \"" + Key +
+                      "\": expected an object, got " + jsonTypeName(*It))
                          .str());
     return;
   }
@@ -144,6 +144,8 @@ std::string factsToJson(const TranslationUnitFacts &Facts) {
   J["inputs"] = Facts.Inputs;
   if (!Facts.Overrides.empty())
     J["overrides"] = Facts.Overrides;
+  if (!Facts.Stores.empty())
+    J["stores"] = Facts.Stores;
   return dumpJson(J, 1) + "\n";
 }
 
@@ -186,7 +188,8 @@ ParsedFacts parseFacts(llvm::StringRef Text, llvm::StringRef Path) {
   readStrings(Root, "defines", Path, Facts.Defines, Result.Errors);
   readStrings(Root, "uses", Path, Facts.Uses, Result.Errors);
   readStrings(Root, "inputs", Path, Facts.Inputs, Result.Errors);
-  readOverrides(Root, Path, Facts.Overrides, Result.Errors);
+  readUsrMap(Root, "overrides", Path, Facts.Overrides, Result.Errors);
+  readUsrMap(Root, "stores", Path, Facts.Stores, Result.Errors);
 
   auto Functions = Root.find("functions");
   if (Functions == Root.end())

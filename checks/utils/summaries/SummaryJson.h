@@ -47,6 +47,9 @@ struct TranslationUnitFacts {
   /// Overridden method -> the overrides the TU defines (USRs): a virtual
   /// call in another TU may run them.
   std::map<std::string, std::vector<std::string>> Overrides;
+  /// std::function variable, member or table -> the functions the TU stores
+  /// into it (USRs): a call through it in another TU may run them.
+  std::map<std::string, std::vector<std::string>> Stores;
 };
 
 /// The current version of the format; files with a larger one are refused.

@@ -210,6 +210,15 @@ void WholeProgramFacts::run(const MatchFinder::MatchResult &Result) {
   }
 }
 
+bool WholeProgramFacts::sharedAcrossFiles(const ValueDecl *Slot) const {
+  if (!Slot || !SM || SM->isInSystemHeader(Slot->getLocation()))
+    return false;
+  if (isa<FieldDecl>(Slot))
+    return true;
+  const auto *Var = dyn_cast<VarDecl>(Slot);
+  return Var && !Var->isLocalVarDeclOrParm() && Var->isExternallyVisible();
+}
+
 void WholeProgramFacts::addUse(const FunctionDecl *FD) {
   FD = FD->getCanonicalDecl();
   if (!Seen.insert(FD).second || FD->getBuiltinID() ||
@@ -242,6 +251,8 @@ void WholeProgramFacts::exportSummaries(
     Facts.Uses.assign(Uses.begin(), Uses.end());
     for (const auto &[Base, By] : Overrides)
       Facts.Overrides[Base].assign(By.begin(), By.end());
+    for (const auto &[Slot, Stored] : Stores)
+      Facts.Stores[Slot].assign(Stored.begin(), Stored.end());
     // Every file the preprocessor entered: the driver re-summarises the TU
     // when one of them changes (like a compiler's .d file). Not the files
     // that notes point into (SummaryTable::locationOf gives them a FileID
@@ -272,6 +283,7 @@ void WholeProgramFacts::exportSummaries(
   Context = nullptr;
   Uses.clear();
   Overrides.clear();
+  Stores.clear();
   Seen.clear();
   External.reset();
 }
@@ -312,6 +324,26 @@ void WholeProgramFacts::exportTable(
     // (std::make_shared running a constructor), and virtual calls.
     for (const FunctionDecl *FD : T.usedElsewhere())
       addUse(FD);
+    // Stores into a std::function slot another TU may call through (a
+    // global, a member), and the slots this TU's calls go through: their
+    // USRs are uses too, so that the driver re-checks this TU when what
+    // other TUs store there changes.
+    T.callableStores().forEachStore(
+        [&](const ValueDecl *Slot,
+            llvm::ArrayRef<const FunctionDecl *> Stored) {
+          if (!sharedAcrossFiles(Slot))
+            return;
+          std::string SlotUSR = usrOf(Slot);
+          if (SlotUSR.empty())
+            return;
+          for (const FunctionDecl *FD : Stored)
+            if (std::string USR = usrOf(FD->getCanonicalDecl()); !USR.empty())
+              Stores[SlotUSR].insert(std::move(USR));
+        });
+    for (const ValueDecl *Slot : T.slotsUsed())
+      if (sharedAcrossFiles(Slot))
+        if (std::string USR = usrOf(Slot); !USR.empty())
+          Uses.insert(std::move(USR));
   }
   exportSummaries(Summaries);
 }
@@ -327,6 +359,8 @@ WholeProgramFacts::table(std::shared_ptr<SummaryTable> &Held,
           [this](llvm::StringRef USR) { return findExternalSummary(USR); });
       Held->setExternalOverrides(
           [this](llvm::StringRef USR) { return External.findOverrides(USR); });
+      Held->setExternalStores(
+          [this](llvm::StringRef USR) { return External.findStored(USR); });
     }
   }
   for (SummaryFacet *F : Facets)

@@ -113,11 +113,16 @@ private:
   std::set<std::string> Uses;
   /// Overridden method -> the overrides this TU defines (USRs).
   std::map<std::string, std::set<std::string>> Overrides;
+  /// std::function slot -> the functions this TU stores into it (USRs).
+  std::map<std::string, std::set<std::string>> Stores;
   llvm::DenseSet<const FunctionDecl *> Seen;
 
   /// Lists FD (a function called here) among the TU's uses, unless it is
   /// the standard library's or LibTorch's (known by name, not by summary).
   void addUse(const FunctionDecl *FD);
+  /// Whether another TU can name Slot (a data member, a variable with
+  /// external linkage): its stores and calls through it are facts.
+  bool sharedAcrossFiles(const ValueDecl *Slot) const;
 };
 
 } // namespace clang::tidy::metaguard

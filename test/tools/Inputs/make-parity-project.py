@@ -24,7 +24,9 @@ PRELUDE = """#pragma once
 #include <metaguard/metaguard.h>
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 namespace fs = std::filesystem;
@@ -192,6 +194,33 @@ void after_meta(const fs::path &dir) {
 void in_scope(const fs::path &dir) {
   auto guard = metaguard::init_empty_weights();
   start_loader(dir);
+}
+""")]),
+    # A table of factories (a global std::map of std::function) filled in
+    # one part and called through in another: every function stored there
+    # is a target, as in one file.
+    "function_tables": ("""Vision load_vision(const fs::path &dir);
+Vision empty_vision(const fs::path &dir);
+extern std::map<std::string, std::function<Vision(const fs::path &)>> factories;
+""", [("vision", VISION), ("registry", """
+std::map<std::string, std::function<Vision(const fs::path &)>> factories;
+void register_factories() {
+  factories["pretrained"] = load_vision;
+  factories.emplace("empty", empty_vision);
+}
+Vision empty_vision(const fs::path &dir) {
+  return metaguard::from_config<Vision>(metaguard::load_config(dir));
+}
+"""), ("use", """
+Vision build(const std::string &name, const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  return factories.at(name)(dir);
+}
+void build_all(const fs::path &dir) {
+  metaguard::set_default_device("meta");
+  for (auto &[name, make] : factories)
+    make(dir);
+  metaguard::reset_default_device();
 }
 """)]),
     # RAII sessions: a constructor sets the default device, the destructor
