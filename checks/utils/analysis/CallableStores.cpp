@@ -112,9 +112,8 @@ const ValueDecl *tableOfIterator(const Expr *E, unsigned Steps = 0) {
   if (!E || Steps > MaxSteps)
     return nullptr;
   if (const auto *Call = dyn_cast<CXXMemberCallExpr>(E))
-    return isMethodNamed(Call->getMethodDecl(),
-                         {"find", "begin", "cbegin", "lower_bound",
-                          "upper_bound"})
+    return isMethodNamed(Call->getMethodDecl(), {"find", "begin", "cbegin",
+                                                 "lower_bound", "upper_bound"})
                ? tableOf(Call->getImplicitObjectArgument())
                : nullptr;
   return tableOfIterator(localInitialiser(E), Steps + 1);
@@ -152,9 +151,9 @@ const ValueDecl *tableOfValue(const Expr *E) {
   const auto *Ref = dyn_cast<DeclRefExpr>(E);
   const auto *Binding = Ref ? dyn_cast<BindingDecl>(Ref->getDecl()) : nullptr;
   const auto *Whole =
-      Binding ? dyn_cast_or_null<DecompositionDecl>(
-                    Binding->getDecomposedDecl())
-              : nullptr;
+      Binding
+          ? dyn_cast_or_null<DecompositionDecl>(Binding->getDecomposedDecl())
+          : nullptr;
   if (!Whole || Whole->bindings().size() != 2 ||
       Whole->bindings()[1] != Binding || !Whole->getInit())
     return nullptr;
@@ -193,10 +192,9 @@ bool holdsCallables(QualType T) {
 
 class Indexer : public RecursiveASTVisitor<Indexer> {
 public:
-  Indexer(
-      const SourceManager &SM,
-      llvm::DenseMap<const ValueDecl *,
-                     llvm::SmallSetVector<const FunctionDecl *, 4>> &Stored)
+  Indexer(const SourceManager &SM,
+          llvm::DenseMap<const ValueDecl *,
+                         llvm::SmallSetVector<const FunctionDecl *, 4>> &Stored)
       : SM(SM), Stored(Stored) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
@@ -301,8 +299,7 @@ void CallableStores::index() {
       .TraverseDecl(Context.getTranslationUnitDecl());
 }
 
-llvm::ArrayRef<const FunctionDecl *>
-CallableStores::targets(const Expr *E) {
+llvm::ArrayRef<const FunctionDecl *> CallableStores::targets(const Expr *E) {
   if (!E || !isStdFunctionType(E->getType()))
     return {};
   const ValueDecl *Slot = callableSlotOf(E);

@@ -1,0 +1,216 @@
+// The C++ side of bench/run_side_by_side.sh (a program, not a timed test):
+// metaguard on a checkpoint written by transformers' save_pretrained, with
+// the Llama of test/interop/models/llama.h (transformers' LlamaForCausalLM,
+// same names and math). One measurement per process; each prints one JSON
+// line with its figures (seconds, peak RSS in bytes).
+//
+//   bench_side_by_side forward <checkpoint> <device_map.json|-> <ids> <out> <runs> <warm|cold> [threads]
+//       from_pretrained with the device map ("-": all in memory), one
+//       untimed forward, then the median of <runs> forwards; cold drops the
+//       page cache before each (untimed). Saves the last logits to <out>.
+//   bench_side_by_side read <checkpoint> <device_map.json> <runs> <warm|cold>
+//       pread of the bytes of the tensors the map puts on disk, from the
+//       shards, into one reused buffer: what loading them costs at least.
+//   bench_side_by_side load <checkpoint>
+//       one from_pretrained of the whole checkpoint into memory, timed (the
+//       caller drops the page cache before the process for a cold load).
+//   bench_side_by_side direct <file>...
+//       the files read once with O_DIRECT into one reused aligned buffer
+//       (the disk's floor for a cold load; no page cache involved).
+#include "models/llama.h"
+
+#include "bench_util.h"
+
+#include <metaguard/metaguard.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::ifstream open_text(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  return in;
+}
+
+// A JSON object of module prefix -> "cpu" / "disk", as transformers takes it.
+nlohmann::json map_json(const std::string &path) {
+  auto in = open_text(path);
+  return nlohmann::json::parse(in);
+}
+
+metaguard::DeviceMap device_map_of(const nlohmann::json &entries) {
+  metaguard::DeviceMap map;
+  for (const auto &[prefix, placement] : entries.items())
+    map.set(prefix, placement.get<std::string>());
+  return map;
+}
+
+bool under(const std::string &name, const std::string &prefix) {
+  return prefix.empty() || name == prefix || name.rfind(prefix + ".", 0) == 0;
+}
+
+// The tensors whose longest matching prefix in the map is "disk".
+bool on_disk(const std::string &name, const nlohmann::json &entries) {
+  std::string best;
+  bool disk = false, found = false;
+  for (const auto &[prefix, placement] : entries.items())
+    if (under(name, prefix) && (!found || prefix.size() > best.size())) {
+      best = prefix;
+      found = true;
+      disk = placement.get<std::string>() == "disk";
+    }
+  return disk;
+}
+
+std::vector<fs::path> checkpoint_files(const fs::path &dir) { return metaguard_bench::safetensors_files(dir); }
+
+void print(const nlohmann::json &figures) { std::cout << figures.dump() << std::endl; }
+
+int forward(const std::vector<std::string> &args) {
+  const fs::path checkpoint = args.at(1);
+  const std::string map_path = args.at(2);
+  const int runs = std::stoi(args.at(5));
+  const bool cold = args.at(6) == "cold";
+  torch::set_num_threads(args.size() > 7 ? std::stoi(args.at(7)) : 2);
+  metaguard::LoadOptions options;
+  if (map_path != "-")
+    options.device_map = device_map_of(map_json(map_path));
+  const auto ids = metaguard::SafetensorsFile(args.at(3)).private_tensor("input_ids");
+  const auto files = checkpoint_files(checkpoint);
+  torch::NoGradGuard no_grad;
+  const auto start = Clock::now();
+  auto model = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint, options);
+  const double load = metaguard_bench::seconds_since(start);
+  torch::Tensor logits = model->forward(ids); // warm-up; learns the block order
+  const char *dropped = "none";
+  const auto measured = metaguard_bench::median_seconds_and_peak_rss(
+      runs, [&] { logits = model->forward(ids); },
+      [&] {
+        if (cold)
+          dropped = metaguard_bench::drop_page_cache(files);
+      });
+  metaguard::save_safetensors(args.at(4), {{"logits", logits.contiguous()}});
+  print({{"load_s", load},
+         {"forward_s", measured.seconds},
+         {"peak_rss", metaguard_bench::proc_status_bytes("VmHWM:")},
+         {"dropped", dropped},
+         {"threads", at::get_num_threads()}});
+  return 0;
+}
+
+int read_offloaded(const std::vector<std::string> &args) {
+  const fs::path checkpoint = args.at(1);
+  const auto entries = map_json(args.at(2));
+  const int runs = std::stoi(args.at(3));
+  const bool cold = args.at(4) == "cold";
+  struct Range {
+    fs::path file;
+    std::int64_t offset, bytes;
+  };
+  std::vector<Range> ranges;
+  std::int64_t largest = 0, total = 0;
+  const auto files = checkpoint_files(checkpoint);
+  for (const auto &file : files) {
+    const metaguard::SafetensorsFile shard(file);
+    for (const auto &name : shard.names())
+      if (on_disk(name, entries)) {
+        const auto &info = shard.info(name);
+        ranges.push_back({file, shard.data_offset() + info.begin, info.nbytes()});
+        largest = std::max(largest, info.nbytes());
+        total += info.nbytes();
+      }
+  }
+  std::vector<char> buffer(static_cast<std::size_t>(largest), 1);
+  const char *dropped = "none";
+  const auto measured = metaguard_bench::median_seconds_and_peak_rss(
+      runs,
+      [&] {
+        for (const auto &r : ranges) {
+          const int fd = ::open(r.file.c_str(), O_RDONLY | O_CLOEXEC);
+          std::int64_t done = 0;
+          while (done < r.bytes) {
+            const ssize_t n = ::pread(fd, buffer.data() + done, static_cast<std::size_t>(r.bytes - done),
+                                      r.offset + done);
+            if (n <= 0)
+              throw std::runtime_error("short read of " + r.file.string());
+            done += n;
+          }
+          ::close(fd);
+        }
+      },
+      [&] {
+        if (cold)
+          dropped = metaguard_bench::drop_page_cache(files);
+      });
+  print({{"read_s", measured.seconds}, {"bytes", total}, {"tensors", ranges.size()}, {"dropped", dropped}});
+  return 0;
+}
+
+int load(const std::vector<std::string> &args) {
+  const fs::path checkpoint = args.at(1);
+  torch::set_num_threads(2);
+  const std::int64_t before = metaguard_bench::proc_status_bytes("VmRSS:");
+  const auto start = Clock::now();
+  auto model = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint);
+  const double seconds = metaguard_bench::seconds_since(start);
+  print({{"load_s", seconds},
+         {"rss_added", metaguard_bench::proc_status_bytes("VmHWM:") - before},
+         {"bytes", metaguard_bench::files_size(checkpoint_files(checkpoint))}});
+  return 0;
+}
+
+int direct(const std::vector<std::string> &args) {
+  constexpr std::size_t kChunk = std::size_t{16} << 20;
+  void *buffer = ::mmap(nullptr, kChunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buffer == MAP_FAILED)
+    throw std::runtime_error("cannot allocate the buffer");
+  std::memset(buffer, 1, kChunk); // faulted in: the floor excludes first-touch faults
+  std::int64_t total = 0;
+  const auto start = Clock::now();
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const int fd = ::open(args[i].c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd < 0)
+      throw std::runtime_error("cannot open " + args[i] + " with O_DIRECT");
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, kChunk)) > 0)
+      total += n;
+    ::close(fd);
+    if (n < 0)
+      throw std::runtime_error("O_DIRECT read of " + args[i] + " failed");
+  }
+  print({{"direct_s", metaguard_bench::seconds_since(start)}, {"bytes", total}});
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    const std::string what = args.empty() ? "" : args[0];
+    if (what == "forward")
+      return forward(args);
+    if (what == "read")
+      return read_offloaded(args);
+    if (what == "load")
+      return load(args);
+    if (what == "direct")
+      return direct(args);
+    std::cerr << "usage: see the comment at the top of bench_side_by_side.cpp\n";
+  } catch (const std::exception &e) {
+    std::cerr << "error: " << e.what() << '\n';
+  }
+  return 1;
+}

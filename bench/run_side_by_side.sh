@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Side by side with transformers and accelerate (a benchmark, not a test; not
+# run in CI). On one random Llama-style checkpoint written by transformers'
+# save_pretrained, with the second half of the decoder layers on "disk":
+#   - transformers from_pretrained(device_map, offload_folder), accelerate
+#     init_empty_weights + load_checkpoint_and_dispatch, and metaguard's
+#     from_pretrained with the same map (bench/bench_side_by_side.cpp), each
+#     offloaded forward in fresh processes, page cache warm and cold;
+#   - both in-memory forwards and the read of the offloaded bytes alone;
+#   - a cold load of the whole checkpoint into memory: metaguard's
+#     from_pretrained, transformers' from_pretrained, and an O_DIRECT read of
+#     the files (the disk's floor).
+# Then bench/side_by_side.py compares every output with transformers' in-memory
+# logits and prints medians, peak RSS and ratios.
+#
+#   bench/run_side_by_side.sh [build_dir] [work_dir] [MiB=1024] [processes=3] [runs=5] [tokens=16]
+#
+# Cold runs drop the whole page cache (echo 1 > /proc/sys/vm/drop_caches) when
+# run as root, else the checkpoint's and offload folders' pages
+# (posix_fadvise DONTNEED); the output says which ran. The C++ side is built
+# against the LibTorch of $PYTHON's torch, so both sides run the same kernels;
+# LIBTORCH=system builds against the LibTorch CMake finds by itself (Debian's
+# 1.13) instead. $PYTHON defaults to the pinned environment.
+#
+# Both sides run with OMP_WAIT_POLICY=PASSIVE: on a machine with more runnable
+# threads than cores, OpenMP's spin-waiting threads burn the time slices of
+# the thread they wait for (the in-memory forward of the 1 GiB checkpoint took
+# 10.3 s spinning, 0.5-1.0 s waiting passively, on a 2-core VM at load average
+# 7-10); both sides run the same way.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+PYTHON=${PYTHON:-/root/.cache/metaguard/python/bin/python}
+build=${1:-$root/build-bench-t2}
+work=${2:-${TMPDIR:-/tmp}/metaguard-side-by-side}
+mib=${3:-1024}
+processes=${4:-3}
+runs=${5:-5}
+tokens=${6:-16}
+export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE TQDM_DISABLE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+
+if [ ! -f "$build/build.ninja" ]; then
+  prefix=()
+  if [ "${LIBTORCH:-wheel}" != system ]; then
+    prefix=(-DCMAKE_PREFIX_PATH="$("$PYTHON" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')")
+  fi
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMETAGUARD_BUILD_CHECKS=OFF \
+    -DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=ON ${prefix[@]+"${prefix[@]}"} >/dev/null
+fi
+. "$root/bench/build_bench.sh"
+build_bench "$build" metaguard_bench_side_by_side
+bench="$build/bench/metaguard_bench_side_by_side"
+py=("$PYTHON" "$root/bench/side_by_side.py")
+
+mkdir -p "$work"
+if [ ! -f "$work/checkpoint/config.json" ]; then
+  "${py[@]}" write "$work" "$mib" "$tokens"
+fi
+results="$work/results.jsonl"
+: > "$results"
+shards=("$work"/checkpoint/*.safetensors)
+
+warm_cache() { cat "${shards[@]}" > /dev/null; }
+drop_cache() {
+  sync
+  if ! { echo 1 > /proc/sys/vm/drop_caches; } 2>/dev/null; then
+    "$PYTHON" -c 'import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "${shards[@]}"
+  fi
+}
+# Runs one measurement in a fresh process and files its JSON line under a
+# label; the libraries' messages and progress bars go to stderr.log.
+record() {
+  local label=$1; shift
+  local line
+  line=$("$@" 2>>"$work/stderr.log" | tail -n 1)
+  echo "$label $line" >> "$results"
+  echo "$label $line"
+}
+
+# Variants take turns, so that the machine's load falls on all of them alike.
+for i in $(seq "$processes"); do
+  for mode in warm cold; do
+    if [ "$mode" = warm ]; then
+      warm_cache
+      record forward-metaguard-memory-warm "$bench" forward "$work/checkpoint" - "$work/ids.safetensors" \
+        "$work/logits-metaguard-memory-warm.safetensors" "$runs" warm 2
+      record py-forward-memory-warm "${py[@]}" forward memory "$work" "$runs" warm \
+        "$work/logits-memory-warm.safetensors"
+    fi
+    [ "$mode" = warm ] && warm_cache
+    record "read-$mode" "$bench" read "$work/checkpoint" "$work/device_map.json" "$runs" "$mode"
+    [ "$mode" = warm ] && warm_cache
+    record "forward-metaguard-$mode" "$bench" forward "$work/checkpoint" "$work/device_map.json" \
+      "$work/ids.safetensors" "$work/logits-metaguard-$mode.safetensors" "$runs" "$mode" 2
+    [ "$mode" = warm ] && warm_cache
+    record "py-forward-transformers-$mode" "${py[@]}" forward transformers "$work" "$runs" "$mode" \
+      "$work/logits-transformers-$mode.safetensors"
+    [ "$mode" = warm ] && warm_cache
+    record "py-forward-accelerate-$mode" "${py[@]}" forward accelerate "$work" "$runs" "$mode" \
+      "$work/logits-accelerate-$mode.safetensors"
+  done
+  # Loading cold, everything in memory: the page cache dropped before each.
+  drop_cache
+  record load-metaguard-cold "$bench" load "$work/checkpoint"
+  drop_cache
+  record py-load-transformers-cold "${py[@]}" load "$work"
+  drop_cache
+  record direct-cold "$bench" direct "${shards[@]}"
+done
+"${py[@]}" report "$results" "$work"
