@@ -66,6 +66,12 @@ template <typename T>
 struct HasGetFieldDecl<
     T, std::void_t<decltype(std::declval<const T &>().getFieldDecl())>>
     : std::true_type {};
+template <typename T, typename = void>
+struct HasIsPureVirtual : std::false_type {};
+template <typename T>
+struct HasIsPureVirtual<
+    T, std::void_t<decltype(std::declval<const T &>().isPureVirtual())>>
+    : std::true_type {};
 template <typename Context, typename = void>
 struct HasCanonicalTagType : std::false_type {};
 template <typename Context>
@@ -106,6 +112,15 @@ template <typename Field = FieldDecl> bool isUnnamedBitField(const Field *FD) {
     return FD->isUnnamedBitField();
   else
     return FD->isUnnamedBitfield();
+}
+
+/// FunctionDecl::isPureVirtual: isPure up to LLVM 17.
+template <typename Function = FunctionDecl>
+bool isPureVirtual(const Function *FD) {
+  if constexpr (detail::HasIsPureVirtual<Function>::value)
+    return FD->isPureVirtual();
+  else
+    return FD->isPure();
 }
 
 /// The field a field designator names: getField() in LLVM 14 and 16,

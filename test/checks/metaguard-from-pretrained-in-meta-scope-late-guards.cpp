@@ -117,3 +117,75 @@ void metaGuardAlreadyLetGo(const fs::path &p) {
   scopes.clear();
   metaguard::from_pretrained<Encoder>(p);
 }
+
+// ---- Sessions of the user's in a std::optional -----------------------------
+
+// A session whose object holds a meta scope (a guard member).
+struct ScopeSession {
+  ScopeSession() {}
+  metaguard::MetaDeviceScope scope;
+};
+// A session whose constructor sets the default device and whose destructor
+// resets it.
+struct DefaultSession {
+  DefaultSession() { metaguard::set_default_device("meta"); }
+  ~DefaultSession() { metaguard::reset_default_device(); }
+};
+// One whose destructor leaves the default device as it is.
+struct LeakySession {
+  LeakySession() { metaguard::set_default_device("meta"); }
+  ~LeakySession() {}
+};
+
+void optionalScopeSession(const fs::path &p) {
+  std::optional<ScopeSession> session;
+  metaguard::from_pretrained<Encoder>(p); // Not engaged yet.
+  if (flag())
+    session.emplace();
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while a meta-device scope is active
+  // CHECK-NOTES: :[[@LINE-6]]:31: note: meta-device scope 'session'
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: if an empty model is what you want here, build it from its config
+  session.reset();
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void optionalDefaultSession(const fs::path &p) {
+  std::optional<DefaultSession> session;
+  metaguard::from_pretrained<Encoder>(p); // Not engaged yet.
+  if (flag())
+    session.emplace();
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:5: note: 'DefaultSession::DefaultSession' returns with the default device set to meta, until the object it builds is destroyed
+  // CHECK-NOTES: :[[@LINE-30]]:22: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+  session.reset();
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void optionalDefaultSessionSetToNullopt(const fs::path &p) {
+  std::optional<DefaultSession> session;
+  session.emplace();
+  session = std::nullopt;
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void optionalDefaultSessionEndsWithItsBlock(const fs::path &p) {
+  {
+    std::optional<DefaultSession> session;
+    session.emplace();
+  }
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void optionalLeakySession(const fs::path &p) {
+  std::optional<LeakySession> session;
+  session.emplace();
+  session.reset();
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: 'LeakySession::LeakySession' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-53]]:20: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: if an empty model is what you want here, build it from its config
+}

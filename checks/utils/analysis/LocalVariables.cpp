@@ -117,11 +117,9 @@ void forEachUse(const Stmt *Root, const VarDecl *VD,
 
 } // namespace
 
-bool forEachAssignment(const VarDecl *VD,
-                       llvm::function_ref<bool(const Expr *)> Fn) {
-  if (!VD || !VD->hasLocalStorage() || isa<ParmVarDecl>(VD) ||
-      VD->getType()->isReferenceType())
-    return false;
+/// forEachAssignment for a variable or a parameter of a function.
+static bool forEachAssignmentIn(const VarDecl *VD,
+                         llvm::function_ref<bool(const Expr *)> Fn) {
   const auto *F = dyn_cast_or_null<FunctionDecl>(VD->getDeclContext());
   if (!F || !F->getBody())
     return false;
@@ -138,6 +136,25 @@ bool forEachAssignment(const VarDecl *VD,
       Stop);
   // Stopped: a use that may change it, a capture by reference, or Fn.
   return !Stop;
+}
+
+bool forEachAssignment(const VarDecl *VD,
+                       llvm::function_ref<bool(const Expr *)> Fn) {
+  if (!VD || !VD->hasLocalStorage() || isa<ParmVarDecl>(VD) ||
+      VD->getType()->isReferenceType())
+    return false;
+  return forEachAssignmentIn(VD, Fn);
+}
+
+bool keepsItsArgument(const ParmVarDecl *P) {
+  if (!P)
+    return false;
+  QualType T = P->getType();
+  if (T->isReferenceType())
+    return T->getPointeeType().isConstQualified();
+  if (T.isConstQualified())
+    return true;
+  return forEachAssignmentIn(P, [](const Expr *) { return false; });
 }
 
 bool keepsItsInitialiser(const VarDecl *VD) {

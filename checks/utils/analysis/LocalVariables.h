@@ -29,6 +29,11 @@ bool forEachAssignment(const VarDecl *VD,
 /// const (or constexpr) variable, or a local never assigned or changed.
 bool keepsItsInitialiser(const VarDecl *VD);
 
+/// Whether the parameter P holds the argument of the call for the whole
+/// call: a const parameter or a reference to const, or one the function
+/// never assigns or changes (as keepsItsInitialiser).
+bool keepsItsArgument(const ParmVarDecl *P);
+
 /// The variable a name denotes: D itself when it is a variable, and for a
 /// structured binding (`for (auto &[name, net] : models)`) the hidden
 /// variable it decomposes (the element), which every binding of the

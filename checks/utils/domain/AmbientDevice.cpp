@@ -1,7 +1,9 @@
 //===--- AmbientDevice.cpp - metaguard-tidy --------------------*- C++ -*-===//
 
 #include "utils/domain/AmbientDevice.h"
+#include "utils/ClangCompat.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/LocalVariables.h"
 #include "utils/analysis/NameList.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/DeviceFacts.h"
@@ -10,6 +12,7 @@
 #include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
 
@@ -44,6 +47,75 @@ AST_MATCHER_P(clang::VarDecl, isMetaGuard, const ScopeGuardClassifier *,
 AST_MATCHER_P(clang::ParmVarDecl, isMetaGuardParameter,
               const ScopeGuardClassifier *, Guards) {
   return Guards->isMetaGuardParameter(&Node);
+}
+
+/// The argument of Call for the callee's parameter Index (a default
+/// argument the call leaves out included), or nullptr.
+const Expr *callArgument(const Expr *Call, unsigned Index) {
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
+    return Index < Construct->getNumArgs() ? Construct->getArg(Index)
+                                           : nullptr;
+  const auto *CE = dyn_cast<CallExpr>(Call);
+  if (!CE)
+    return nullptr;
+  // An overloaded operator that is a method has its object as argument 0.
+  if (isa<CXXOperatorCallExpr>(CE) &&
+      isa_and_nonnull<CXXMethodDecl>(CE->getDirectCallee()))
+    ++Index;
+  return Index < CE->getNumArgs() ? CE->getArg(Index) : nullptr;
+}
+
+/// The name of the callee's parameter Index, for notes.
+std::string parameterName(const Expr *Call, unsigned Index) {
+  const FunctionDecl *Callee = calledFunction(Call);
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
+    Callee = Construct->getConstructor();
+  if (!Callee || Index >= Callee->getNumParams())
+    return "";
+  return Callee->getParamDecl(Index)->getNameAsString();
+}
+
+/// The try statement whose try block holds S, innermost first.
+const CXXTryStmt *enclosingTry(const Stmt *S, const StmtParents &Parents) {
+  for (unsigned Steps = 0; S && Steps < 256; ++Steps) {
+    const Stmt *Parent = Parents.parent(S);
+    if (const auto *Try = dyn_cast_or_null<CXXTryStmt>(Parent);
+        Try && Try->getTryBlock() == S)
+      return Try;
+    S = Parent;
+  }
+  return nullptr;
+}
+
+bool isInside(const Stmt *S, const Stmt *Outer, const StmtParents &Parents) {
+  for (unsigned Steps = 0; S && Steps < 256; ++Steps, S = Parents.parent(S))
+    if (S == Outer)
+      return true;
+  return false;
+}
+
+/// The catch handler through which a meta setting (Gen) reaches a statement
+/// only by an exception: a handler, of the try around Gen (or around a
+/// reset that the exception skips), without a reset of its own.
+const CXXCatchStmt *handlerWithoutReset(const Stmt *Gen,
+                                        llvm::ArrayRef<const Stmt *> Kills,
+                                        const CfgReachability &Cfg) {
+  const StmtParents &Parents = Cfg.parents();
+  llvm::SmallVector<const CXXTryStmt *, 2> Tries;
+  if (const CXXTryStmt *Try = enclosingTry(Gen, Parents))
+    Tries.push_back(Try);
+  for (const Stmt *Kill : Kills)
+    if (const CXXTryStmt *Try = enclosingTry(Kill, Parents))
+      Tries.push_back(Try);
+  for (const CXXTryStmt *Try : Tries)
+    for (unsigned I = 0; I < Try->getNumHandlers(); ++I) {
+      const CXXCatchStmt *Handler = Try->getHandler(I);
+      if (llvm::none_of(Kills, [&](const Stmt *Kill) {
+            return isInside(Kill, Handler, Parents);
+          }))
+        return Handler;
+    }
+  return nullptr;
 }
 
 // The names the source matchers bind, distinct from those of the checks.
@@ -98,6 +170,7 @@ const Expr *AmbientDevice::matchedCall(
   // and kin, which run the user's constructor from a system header.
   const SourceManager &SM = *Result.SourceManager;
   if (OwningFactories::isOwningFactory(Callee) ||
+      OwningFactories::isOptionalEmplace(Callee) ||
       !SM.isInSystemHeader(SM.getExpansionLoc(Callee->getBeginLoc())))
     return Call;
   return nullptr;
@@ -141,7 +214,8 @@ llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
 }
 
 std::optional<AmbientDevice::HelperEffect>
-AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table) {
+AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table,
+                            std::string *KeptBy) {
   // std::make_unique<Session>() runs the user's constructor inside a system
   // header: that constructor decides.
   if (const CXXConstructExpr *Inner = Owning.construction(Call))
@@ -150,11 +224,32 @@ AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table) {
   bool EveryTargetEnds = true;
   // Whether the call is done: a target that may leave the default device
   // meta decides; Name is only spelled for the target that decides.
+  std::string Keeper;
+  const ParmVarDecl *Forwarded = nullptr;
+  SourceRef ForwardedAt;
   auto Visit = [&](const FunctionSummary *S, auto Name) {
     const DeviceFacts *D = S ? &S->get<DeviceFacts>() : nullptr;
     if (!D || D->DefaultDevice == DeviceAtReturn::Unchanged) {
+      if (EveryTargetEnds)
+        Keeper = Name();
       EveryTargetEnds = false;
       return false;
+    }
+    // A target that sets the device its parameter gives: the argument of
+    // this call (its default argument when it is left out) decides.
+    if (const Expr *Arg = D->DefaultDeviceParam == DeviceFacts::NoParam
+                              ? nullptr
+                              : callArgument(Call, D->DefaultDeviceParam)) {
+      if (classifyDeviceExpr(Arg, Table.context()) == DeviceKind::Meta) {
+        Result = HelperEffect{true, false, Name(), D->DefaultDeviceParamAt};
+        Result->MetaArgument = Arg;
+        Result->Parameter = parameterName(Call, D->DefaultDeviceParam);
+        return true;
+      }
+      if (const ParmVarDecl *P = deviceParameter(Arg); P && !Forwarded) {
+        Forwarded = P;
+        ForwardedAt = D->DefaultDeviceParamAt;
+      }
     }
     if (D->DefaultDevice == DeviceAtReturn::Meta) {
       Result = HelperEffect{true, false, Name(), D->DefaultDeviceAt};
@@ -167,16 +262,85 @@ AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table) {
   };
   // Every function the call may run: the targets declared here, then the
   // overrides only other translation units define.
-  for (const FunctionDecl *Target : Table.callTargets(Call))
+  for (const FunctionDecl *Target : Table.callTargets(Call)) {
+    // A pure virtual method without a body never runs: a virtual call
+    // dispatches to an override.
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(Target);
+        Method && compat::isPureVirtual(Method) &&
+        !definitionWithBody(Method))
+      continue;
     if (Visit(Table.lookup<DeviceFacts>(Target),
               [Target] { return displayName(Target); }))
       return Result;
+  }
   for (const FunctionSummary *S : Table.externalTargets(Call))
     if (Visit(S, [S] { return S->Name; }))
       return Result;
-  if (!EveryTargetEnds)
+  if (!EveryTargetEnds) {
+    // Some target ends the state and another keeps it: the one that keeps
+    // it is why the call does not end it.
+    if (KeptBy && Result)
+      *KeptBy = Keeper;
     return std::nullopt;
+  }
+  if (Result && Forwarded) {
+    Result->Forwarded = Forwarded;
+    Result->ForwardedAt = ForwardedAt;
+  }
   return Result;
+}
+
+/// The local std::optional a member call is made on (`session.reset()`),
+/// or nullptr.
+static const VarDecl *optionalOf(const Expr *Call) {
+  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
+  const Expr *Object = Member ? Member->getImplicitObjectArgument() : nullptr;
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
+      Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2)
+    Object = Op->getArg(0);
+  const auto *Ref =
+      Object ? dyn_cast<DeclRefExpr>(Object->IgnoreParenImpCasts()) : nullptr;
+  const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
+  return Var && Var->hasLocalStorage() && !isa<ParmVarDecl>(Var) ? Var
+                                                                 : nullptr;
+}
+
+/// Whether Call empties the std::optional it is made on: reset(), or an
+/// assignment of std::nullopt (`= {}` too).
+static bool emptiesOptional(const Expr *Call) {
+  const FunctionDecl *Callee = calledFunction(Call);
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
+    if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
+      return false;
+    const Expr *Value = Op->getArg(1)->IgnoreParenImpCasts();
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(Value);
+        Construct && Construct->getNumArgs() == 0)
+      return true;
+    const CXXRecordDecl *RD = Value->getType()->getAsCXXRecordDecl();
+    return RD && RD->getIdentifier() && RD->getName() == "nullopt_t";
+  }
+  return Callee && Callee->getIdentifier() && Callee->getName() == "reset" &&
+         Call->getType()->isVoidType();
+}
+
+void AmbientDevice::addHeldSessionEnds(llvm::ArrayRef<const Expr *> Calls,
+                                       DeviceEvents &Events) {
+  // A session emplaced into a std::optional lives until the optional is
+  // emptied or destroyed: those end its meta state as its destruction does.
+  llvm::SmallPtrSet<const VarDecl *, 2> Holders;
+  for (const Expr *Call : Events.Ended)
+    if (OwningFactories::isOptionalEmplace(calledFunction(Call)))
+      if (const VarDecl *Holder = optionalOf(Call))
+        Holders.insert(Holder);
+  if (Holders.empty())
+    return;
+  for (const VarDecl *Holder : Holders)
+    if (const auto *Init = dyn_cast_or_null<Expr>(Holder->getInit()))
+      Events.Ended.push_back(Init);
+  for (const Expr *Call : Calls)
+    if (const VarDecl *Holder = optionalOf(Call);
+        Holder && Holders.count(Holder) && emptiesOptional(Call))
+      Events.Kills.push_back(Call);
 }
 
 AmbientDevice::DeviceEvents
@@ -196,19 +360,29 @@ AmbientDevice::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
               : DeviceKind::NonMeta;
       (Kind == DeviceKind::Meta ? Events.Gens : Events.Kills).push_back(Call);
       Events.UnknownKill |= Kind == DeviceKind::Unknown;
+      if (Kind == DeviceKind::Unknown)
+        if (const ParmVarDecl *P = deviceParameter(CE->getArg(0)))
+          Events.FromParameters.push_back({Call, P, {}});
       continue;
     }
     if (isMachinery(Callee))
       continue;
-    std::optional<HelperEffect> Effect = helperEffect(Call, Table);
+    std::string KeptBy;
+    std::optional<HelperEffect> Effect = helperEffect(Call, Table, &KeptBy);
     if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
       Events.Ended.push_back(Call);
+    if (!KeptBy.empty())
+      Events.KeptBy.emplace_back(Call, KeptBy);
     if (!Effect)
       continue;
     (Effect->Meta ? Events.Gens : Events.Kills).push_back(Call);
     Events.UnknownKill |= Effect->Unknown;
+    if (!Effect->Meta && Effect->Forwarded)
+      Events.FromParameters.push_back(
+          {Call, Effect->Forwarded, Effect->ForwardedAt});
     Events.Helpers[Call] = *Effect;
   }
+  addHeldSessionEnds(Calls, Events);
   return Events;
 }
 
@@ -239,7 +413,11 @@ public:
         Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
       }
     DeviceEvents Events = Ambient.deviceEvents(collectCalls(F), Table);
-    auto &[Gens, Kills, Ended, Helpers, UnknownKill] = Events;
+    auto &Gens = Events.Gens;
+    auto &Kills = Events.Kills;
+    auto &Ended = Events.Ended;
+    auto &Helpers = Events.Helpers;
+    const bool UnknownKill = Events.UnknownKill;
     if (Gens.empty() && Kills.empty() && Ended.empty())
       return;
     const CfgReachability *Cfg =
@@ -252,7 +430,8 @@ public:
     llvm::erase_if(Ended, [Cfg](const Expr *E) { return !Cfg->destroys(E); });
     if (!Gens.empty())
       if (std::optional<CfgReachability::Reach> R = Cfg->findReachingGenAtExit(
-              Gens, Kills, /*EntryIsGen=*/false, Ended);
+              Gens, Kills, /*EntryIsGen=*/false, Ended,
+              CfgReachability::Paths::WithHandlers);
           R && R->Gen) {
         Out.DefaultDevice = DeviceAtReturn::Meta;
         auto Helper = Helpers.find(R->Gen);
@@ -261,6 +440,7 @@ public:
                                   : Table.refOf(R->Gen->getBeginLoc());
         return;
       }
+    summariseParameterDevice(F, Events, *Cfg, Out, Table);
     if (Kills.empty() && Ended.empty())
       return; // Meta settings that never reach the return.
     // A session object's destruction is a reset where its life ends: one
@@ -274,6 +454,38 @@ public:
   }
 
 private:
+  /// Whether F may return with the default device its parameter gave: a
+  /// setter (or a helper) given one of F's parameters, that F leaves as
+  /// the caller passed it, and no setting after it on some path.
+  static void summariseParameterDevice(const FunctionDecl *F,
+                                       const DeviceEvents &Events,
+                                       const CfgReachability &Cfg,
+                                       DeviceFacts &Out, SummaryTable &Table) {
+    llvm::SmallVector<const Stmt *, 2> FromParameters;
+    for (const ParameterSetting &S : Events.FromParameters)
+      if (S.Param->getDeclContext() == F && keepsItsArgument(S.Param))
+        FromParameters.push_back(S.Setting);
+    if (FromParameters.empty())
+      return;
+    // Every other setting after it decides instead.
+    llvm::SmallVector<const Stmt *, 4> Others(Events.Gens);
+    for (const Stmt *Kill : Events.Kills)
+      if (!llvm::is_contained(FromParameters, Kill))
+        Others.push_back(Kill);
+    std::optional<CfgReachability::Reach> R = Cfg.findReachingGenAtExit(
+        FromParameters, Others, /*EntryIsGen=*/false, Events.Ended,
+        CfgReachability::Paths::WithHandlers);
+    if (!R || !R->Gen)
+      return;
+    for (const ParameterSetting &S : Events.FromParameters)
+      if (S.Setting == R->Gen) {
+        Out.DefaultDeviceParam = S.Param->getFunctionScopeIndex();
+        Out.DefaultDeviceParamAt =
+            S.At.valid() ? S.At : Table.refOf(S.Setting->getBeginLoc());
+        return;
+      }
+  }
+
   AmbientDevice &Ambient;
 };
 
@@ -482,16 +694,36 @@ std::optional<AmbientDevice::Origin>
 AmbientDevice::InFunction::defaultDeviceAt(const Expr *Call) {
   if (!Cfg)
     return std::nullopt;
-  std::optional<CfgReachability::Reach> Reach =
-      Cfg->findReachingGen(Call, Events.Gens, Events.Kills,
-                           /*EntryIsGen=*/false, Events.Ended);
+  // An exception may leave a try block before the reset in it, and the
+  // handler it lands in may not reset the device either.
+  std::optional<CfgReachability::Reach> Reach = Cfg->findReachingGen(
+      Call, Events.Gens, Events.Kills,
+      /*EntryIsGen=*/false, Events.Ended, CfgReachability::Paths::WithHandlers);
   if (!Reach || !Reach->Gen)
     return std::nullopt;
   Origin O{Source::DefaultDevice, nullptr, Reach->Gen, {}, {}};
+  if (!Cfg->findReachingGen(Call, Events.Gens, Events.Kills,
+                            /*EntryIsGen=*/false, Events.Ended))
+    O.Handler = handlerWithoutReset(Reach->Gen, Events.Kills, *Cfg);
   if (auto It = Events.Helpers.find(Reach->Gen); It != Events.Helpers.end()) {
     O.Helper = It->second.Target;
     O.InnerSetter = Table.locationOf(It->second.At);
     O.UntilDestroyed = llvm::is_contained(Events.Ended, Reach->Gen);
+    O.MetaArgument = It->second.MetaArgument;
+    O.Parameter = It->second.Parameter;
+  }
+  // A call between the setter and Call that ends the state through some of
+  // its targets only: the target that keeps it is part of the story.
+  for (const auto &[Partial, KeptBy] : Events.KeptBy) {
+    std::optional<CfgReachability::Reach> ToCall =
+        Cfg->findReachingGen(Call, {Partial}, Events.Kills, false, Events.Ended);
+    if (!ToCall || ToCall->Gen != Partial ||
+        !Cfg->findReachingGen(Partial, {Reach->Gen}, Events.Kills, false,
+                              Events.Ended))
+      continue;
+    O.KeptAt = Partial;
+    O.KeptBy = KeptBy;
+    break;
   }
   return O;
 }

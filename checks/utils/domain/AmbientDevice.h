@@ -23,6 +23,7 @@
 #include "utils/domain/ScopeGuards.h"
 #include "utils/summaries/FunctionSummaries.h"
 
+#include "clang/AST/StmtCXX.h"
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
@@ -64,6 +65,17 @@ public:
     /// The helper is a constructor whose object's destruction ends the
     /// state: it lasts for the object's life.
     bool UntilDestroyed = false;
+    /// A call on the way that ends the state through some of the functions
+    /// it may run only, and the one of them that keeps it.
+    const Stmt *KeptAt = nullptr;
+    std::string KeptBy{};
+    /// The meta setting reaches only through an exception, by this handler
+    /// (which does not reset the default device).
+    const CXXCatchStmt *Handler = nullptr;
+    /// The helper is given a meta device for its parameter Parameter by
+    /// this argument (a CXXDefaultArgExpr for its default argument).
+    const Expr *MetaArgument = nullptr;
+    std::string Parameter{};
   };
 
   /// What a call to a helper (any function it may run) does to the default
@@ -74,6 +86,22 @@ public:
     bool Meta = false;
     bool Unknown = false;
     std::string Target; ///< The target that decides, for notes.
+    SourceRef At;
+    /// Meta by the argument the call gives the target's parameter (a
+    /// default argument, CXXDefaultArgExpr, when it is left out).
+    const Expr *MetaArgument = nullptr;
+    std::string Parameter{};
+    /// Not meta by itself, but the target sets the device one of the
+    /// caller's parameters gives (passed on as it is), with the setter.
+    const ParmVarDecl *Forwarded = nullptr;
+    SourceRef ForwardedAt{};
+  };
+
+  /// A setting of the default device to what a parameter of the function
+  /// making it gives: a setter call, or a helper call (At: its setter).
+  struct ParameterSetting {
+    const Stmt *Setting;
+    const ParmVarDecl *Param;
     SourceRef At;
   };
 
@@ -88,7 +116,12 @@ public:
     llvm::SmallVector<const Expr *, 2> Ended;
     /// The helper behind each gen or kill that is not a setter call.
     llvm::DenseMap<const Stmt *, HelperEffect> Helpers;
+    /// Calls that end it through some targets only: the target that keeps
+    /// it (which is why the call is neither a gen nor a kill).
+    llvm::SmallVector<std::pair<const Stmt *, std::string>, 1> KeptBy;
     bool UnknownKill = false; ///< A kill sets a device that is not known.
+    /// Kills that set what a parameter gives.
+    llvm::SmallVector<ParameterSetting, 1> FromParameters;
   };
 
   /// One function's view: where the meta device is ambient at its calls.
@@ -171,8 +204,12 @@ public:
   static const Expr *
   matchedCall(const ast_matchers::MatchFinder::MatchResult &Result);
 
+  /// KeptBy, when given, is set to the target that keeps the default
+  /// device as it is when other targets of the call end its meta state (a
+  /// virtual call whose overrides do not all reset it).
   std::optional<HelperEffect> helperEffect(const Expr *Call,
-                                           SummaryTable &Table);
+                                           SummaryTable &Table,
+                                           std::string *KeptBy = nullptr);
   /// The setters, helpers and sessions among Calls (a function's calls).
   DeviceEvents deviceEvents(llvm::ArrayRef<const Expr *> Calls,
                             SummaryTable &Table);
@@ -210,6 +247,11 @@ private:
   bool endsWhenDestroyed(const Expr *Call, bool ConstructorSetsMeta,
                          SummaryTable &Table);
   Destruction destructionEffect(const CXXRecordDecl *RD, SummaryTable &Table);
+  /// For sessions that Events ends on destruction and that an emplace put
+  /// into a local std::optional: the optional's reset() or `= std::nullopt`
+  /// among Calls, and its own end, end them too.
+  static void addHeldSessionEnds(llvm::ArrayRef<const Expr *> Calls,
+                                 DeviceEvents &Events);
 
   class DeviceFacet;
 

@@ -4,6 +4,9 @@
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/NameList.h"
 
+#include "clang/AST/ExprCXX.h"
+#include "clang/Lex/Lexer.h"
+
 namespace clang::tidy::metaguard {
 
 namespace {
@@ -15,6 +18,32 @@ constexpr llvm::StringLiteral ScopeFunctionNote =
     "'%0' runs %select{this lambda|'%2'}1 on the meta device";
 constexpr llvm::StringLiteral SetterNote =
     "the default device is set to meta here";
+
+/// The argument that makes a helper set meta: its default argument, left
+/// out at the call, or one the call passes.
+void noteMetaArgument(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
+                      const SourceManager &SM) {
+  if (!O.MetaArgument)
+    return;
+  if (const auto *Default = dyn_cast<CXXDefaultArgExpr>(O.MetaArgument)) {
+    const Expr *Value = Default->getExpr();
+    std::string Text =
+        Lexer::getSourceText(
+            CharSourceRange::getTokenRange(SM.getFileLoc(Value->getBeginLoc()),
+                                           SM.getFileLoc(Value->getEndLoc())),
+            SM, LangOptions())
+            .str();
+    Check.diag(SM.getFileLoc(O.OriginStmt->getBeginLoc()),
+               "default argument %0 of parameter '%1' used here",
+               DiagnosticIDs::Note)
+        << (Text.empty() ? std::string("meta") : Text) << O.Parameter;
+    return;
+  }
+  Check.diag(SM.getFileLoc(O.MetaArgument->getBeginLoc()),
+             "a meta device is passed to parameter '%0' here",
+             DiagnosticIDs::Note)
+      << O.Parameter;
+}
 
 } // namespace
 
@@ -67,10 +96,21 @@ void noteAmbientOrigin(ClangTidyCheck &Check, const AmbientDevice::Origin &O,
                "until the object it builds is destroyed}1",
                DiagnosticIDs::Note)
         << O.Helper << O.UntilDestroyed;
+    noteMetaArgument(Check, O, SM);
     if (O.InnerSetter.isValid())
       Check.diag(O.InnerSetter, SetterNote, DiagnosticIDs::Note);
     break;
   }
+  if (O.Handler)
+    Check.diag(SM.getFileLoc(O.Handler->getBeginLoc()),
+               "an exception that leaves the try block before its reset lands "
+               "in this handler, which does not reset the default device",
+               DiagnosticIDs::Note);
+  if (O.KeptAt)
+    Check.diag(SM.getFileLoc(O.KeptAt->getBeginLoc()),
+               "'%0' may run here and does not reset the default device",
+               DiagnosticIDs::Note)
+        << O.KeptBy;
 }
 
 } // namespace clang::tidy::metaguard

@@ -8,6 +8,7 @@
 #ifndef METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
 #define METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
 
+#include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -41,6 +42,11 @@ DeviceKind classifyDeviceString(llvm::StringRef Text);
 ///   whose two arms have the same kind.
 /// Anything else (a parameter, a call, a non-const variable) is Unknown.
 DeviceKind classifyDeviceExpr(const Expr *E, const ASTContext &Context);
+
+/// The parameter a device expression passes on as it is (`d` in
+/// `set_default_device(d)`, through conversions, copies and a
+/// torch::Device built from it), or nullptr.
+const ParmVarDecl *deviceParameter(const Expr *E);
 
 /// Whether a device-map expression visibly keeps every parameter in memory
 /// (so nothing is offloaded and no hook is attached, as at run time):

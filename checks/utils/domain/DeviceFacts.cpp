@@ -3,6 +3,10 @@
 #include "utils/domain/DeviceFacts.h"
 #include "utils/summaries/FactJson.h"
 
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
 namespace clang::tidy::metaguard {
 
 namespace {
@@ -25,6 +29,11 @@ void DeviceFacts::write(FactJson &J) const {
   J["opens_meta_scope"] = OpensMetaScope;
   if (OpensMetaScopeAt.valid())
     J["opens_meta_scope_at"] = refToJson(OpensMetaScopeAt);
+  J["default_device_param"] = DefaultDeviceParam == NoParam
+                                  ? std::string()
+                                  : std::to_string(DefaultDeviceParam);
+  if (DefaultDeviceParamAt.valid())
+    J["default_device_param_at"] = refToJson(DefaultDeviceParamAt);
 }
 
 void DeviceFacts::read(FactReader &R) {
@@ -32,6 +41,12 @@ void DeviceFacts::read(FactReader &R) {
   R.ref("default_device_at", DefaultDeviceAt);
   R.boolean("opens_meta_scope", OpensMetaScope);
   R.ref("opens_meta_scope_at", OpensMetaScopeAt);
+  std::string Param;
+  R.string("default_device_param", Param);
+  unsigned Index = NoParam;
+  if (!Param.empty() && !llvm::StringRef(Param).getAsInteger(10, Index))
+    DefaultDeviceParam = Index;
+  R.ref("default_device_param_at", DefaultDeviceParamAt);
 }
 
 std::vector<MergeRule> DeviceFacts::mergeRules() {
@@ -44,7 +59,13 @@ std::vector<MergeRule> DeviceFacts::mergeRules() {
   MergeRule Scope;
   Scope.Key = "opens_meta_scope";
   Scope.Details = {"opens_meta_scope_at"};
-  return {Device, Scope};
+  MergeRule Param;
+  Param.Key = "default_device_param";
+  Param.How = MergeRule::Kind::Agree;
+  Param.Default = "";
+  Param.Disputed = "";
+  Param.Details = {"default_device_param_at"};
+  return {Device, Scope, Param};
 }
 
 } // namespace clang::tidy::metaguard

@@ -5,7 +5,9 @@
 // object holds (an RAII session). Keys in a facts file:
 //   "default_device": "unchanged" | "meta" | "restored" | "unknown",
 //   "default_device_at": {"file", "line", "column"},
-//   "opens_meta_scope": false, "opens_meta_scope_at": {...}
+//   "opens_meta_scope": false, "opens_meta_scope_at": {...},
+//   "default_device_param": "" | "0" | "1" | ...,
+//   "default_device_param_at": {...}
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,14 +42,26 @@ struct DeviceFacts {
   /// A constructor that opens a meta scope held by the object (RAII class).
   bool OpensMetaScope = false;
   SourceRef OpensMetaScopeAt;
+  /// On some path it returns with the default device set to what one of
+  /// its parameters gives (its index; NoParam when none): a call that
+  /// passes a meta device there, or leaves a default argument that is
+  /// meta, returns with it meta. DefaultDevice says what it does otherwise.
+  /// (A string in the facts file, "" for none, so that versions that
+  /// disagree merge to none.)
+  static constexpr unsigned NoParam = ~0U;
+  unsigned DefaultDeviceParam = NoParam;
+  SourceRef DefaultDeviceParamAt; ///< The setter that uses it.
 
   bool empty() const {
-    return DefaultDevice == DeviceAtReturn::Unchanged && !OpensMetaScope;
+    return DefaultDevice == DeviceAtReturn::Unchanged && !OpensMetaScope &&
+           DefaultDeviceParam == NoParam;
   }
   bool same(const DeviceFacts &O) const {
     return DefaultDevice == O.DefaultDevice &&
            DefaultDeviceAt == O.DefaultDeviceAt &&
-           OpensMetaScope == O.OpensMetaScope;
+           OpensMetaScope == O.OpensMetaScope &&
+           DefaultDeviceParam == O.DefaultDeviceParam &&
+           DefaultDeviceParamAt == O.DefaultDeviceParamAt;
   }
   void write(FactJson &J) const;
   void read(FactReader &R);

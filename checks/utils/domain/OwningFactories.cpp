@@ -50,12 +50,27 @@ bool OwningFactories::isOwningFactory(const FunctionDecl *FD) {
          Name == "allocate_shared";
 }
 
+bool OwningFactories::isOptionalEmplace(const FunctionDecl *FD) {
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(FD);
+  if (!Method || !Method->getIdentifier() || Method->getName() != "emplace")
+    return false;
+  const CXXRecordDecl *Optional = Method->getParent();
+  return Optional->isInStdNamespace() && Optional->getIdentifier() &&
+         Optional->getName() == "optional";
+}
+
 const CXXRecordDecl *OwningFactories::builtRecord(const Expr *Call) {
   const auto *CE = dyn_cast_or_null<CallExpr>(Call);
   const FunctionDecl *Callee = CE ? CE->getDirectCallee() : nullptr;
-  if (!isOwningFactory(Callee))
-    return nullptr;
-  const TemplateArgumentList *Args = Callee->getTemplateSpecializationArgs();
+  const TemplateArgumentList *Args = nullptr;
+  if (isOptionalEmplace(Callee)) {
+    // The optional's own argument: std::optional<Session>::emplace(...).
+    if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(
+            cast<CXXMethodDecl>(Callee)->getParent()))
+      Args = &Spec->getTemplateArgs();
+  } else if (isOwningFactory(Callee)) {
+    Args = Callee->getTemplateSpecializationArgs();
+  }
   if (!Args || Args->size() == 0 ||
       Args->get(0).getKind() != TemplateArgument::Type)
     return nullptr;

@@ -2,7 +2,8 @@
 //
 // Calls of the standard library that build one object of the user's on the
 // heap for a smart pointer (std::make_unique, std::make_shared,
-// std::allocate_shared): the construction happens inside a system header,
+// std::allocate_shared), or in a std::optional (emplace): the construction
+// happens inside a system header,
 // where the checks do not look, but it runs the user's constructor all the
 // same, and the smart pointer runs the user's destructor.
 //
@@ -24,8 +25,13 @@ public:
   /// std::allocate_shared.
   static bool isOwningFactory(const FunctionDecl *FD);
 
+  /// Whether FD is std::optional<T>::emplace, which builds a T in the
+  /// optional (destroyed by its reset(), its next emplace, or its end).
+  static bool isOptionalEmplace(const FunctionDecl *FD);
+
   /// The class of the user's (declared outside system headers) that Call
-  /// builds, when Call is one of the factories above; otherwise nullptr.
+  /// builds, when Call is one of the factories above or an emplace into a
+  /// std::optional; otherwise nullptr.
   static const CXXRecordDecl *builtRecord(const Expr *Call);
 
   /// The construction of builtRecord(Call) inside the factory's

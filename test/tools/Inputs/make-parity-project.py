@@ -26,6 +26,7 @@ PRELUDE = """#pragma once
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -488,6 +489,106 @@ void fine(torch::nn::Module &model, const metaguard::DeviceMap &map) {
   export_model(model);
   auto copy = metaguard::load_offloaded_parameter(model, "w");
   halve(copy);
+}
+""")]),
+    # Helpers and constructors (another part) that set the device their
+    # parameter gives: a default argument "meta" left out at the call sets
+    # meta; "cpu" resets it.
+    "param_setters": ("""Vision load_vision(const fs::path &dir);
+void use_device(const std::string &d = "meta");
+void enter(const std::string &name = "meta");
+struct ParamSession {
+  explicit ParamSession(const std::string &device = "meta");
+};
+""", [("vision", VISION), ("setters", """
+void use_device(const std::string &d) { metaguard::set_default_device(d); }
+void enter(const std::string &name) { use_device(name); }
+ParamSession::ParamSession(const std::string &device) {
+  metaguard::set_default_device(device);
+}
+"""), ("use", """
+void by_default(const fs::path &dir) {
+  use_device();
+  auto v = load_vision(dir);
+}
+void given_cpu(const fs::path &dir) {
+  use_device("cpu");
+  auto v = load_vision(dir);
+}
+void through_enter(const fs::path &dir) {
+  enter();
+  auto v = load_vision(dir);
+}
+void session(const fs::path &dir) {
+  ParamSession s;
+  auto v = metaguard::from_pretrained<Vision>(dir);
+}
+""")]),
+    # A helper (another part) whose catch handler keeps the meta device;
+    # a virtual call whose pure base has overrides (other parts) that all
+    # reset it, or one that does not; a session (another part) emplaced
+    # into a std::optional.
+    "handlers": ("""Vision load_vision(const fs::path &dir);
+void may_throw();
+void enter_and_try();
+struct Device {
+  virtual ~Device() = default;
+  virtual void reset_device() = 0;
+};
+struct CpuDevice : Device {
+  void reset_device() override;
+};
+struct Stage {
+  virtual ~Stage() = default;
+  virtual void reset_device() = 0;
+};
+struct CpuStage : Stage {
+  void reset_device() override;
+};
+struct LoggingStage : Stage {
+  void reset_device() override;
+};
+struct Session {
+  Session();
+  ~Session();
+};
+""", [("vision", VISION), ("enter", """
+void enter_and_try() {
+  try {
+    metaguard::set_default_device("meta");
+    may_throw();
+    metaguard::reset_default_device();
+  } catch (...) {
+  }
+}
+"""), ("overrides", """
+void CpuDevice::reset_device() { metaguard::set_default_device("cpu"); }
+void CpuStage::reset_device() { metaguard::reset_default_device(); }
+void LoggingStage::reset_device() {}
+"""), ("session", """
+Session::Session() { metaguard::set_default_device("meta"); }
+Session::~Session() { metaguard::reset_default_device(); }
+"""), ("use", """
+void after_try(const fs::path &dir) {
+  enter_and_try();
+  auto v = load_vision(dir);
+}
+void every_override_resets(Device *obj, const fs::path &dir) {
+  metaguard::set_default_device("meta");
+  obj->reset_device();
+  auto v = load_vision(dir);
+}
+void one_override_keeps(Stage *obj, const fs::path &dir) {
+  metaguard::set_default_device("meta");
+  obj->reset_device();
+  auto v = load_vision(dir);
+}
+void optional_session(const fs::path &dir) {
+  std::optional<Session> s;
+  s.emplace();
+  auto a = load_vision(dir);
+  s.reset();
+  auto b = load_vision(dir);
 }
 """)]),
 }
