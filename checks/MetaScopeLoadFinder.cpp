@@ -45,9 +45,12 @@ bool isFreeHop(const FunctionDecl *FD) {
 }
 
 /// The body of a thread Call starts (std::thread, std::jthread, a
-/// container's emplace of one, std::async that may launch one).
-std::optional<InvokedCallable> threadStartedBy(const Expr *Call) {
-  std::optional<InvokedCallable> Body = invokedCallable(Call);
+/// container's emplace of one, std::async that may launch one); a
+/// std::function given to one runs whatever the translation unit stores in it.
+std::optional<InvokedCallable> threadStartedBy(const Expr *Call,
+                                               SummaryTable &Table) {
+  std::optional<InvokedCallable> Body =
+      invokedCallable(Call, &Table.callableStores());
   if (!Body || !Body->OnAnotherThread)
     return std::nullopt;
   return Body;
@@ -126,11 +129,11 @@ public:
     for (const Expr *Call : Calls) {
       // A thread's body runs with the process's default device and none of
       // the scopes of the thread that starts it.
-      if (std::optional<InvokedCallable> Body = threadStartedBy(Call)) {
+      if (std::optional<InvokedCallable> Body = threadStartedBy(Call, Table)) {
         for (const FunctionDecl *Fn : Body->Functions) {
           if (Finder.Ambient.loaders().isLoader(Fn)) {
-            Keep(Call, Fn, Fn->getNameAsString(), nullptr,
-                 DefaultReaches(Call), false);
+            Keep(Call, Fn, Fn->getNameAsString(), nullptr, DefaultReaches(Call),
+                 false);
           } else if (const LoadFacts *TS = loadsOf(Fn, Table);
                      TS && !TS->LoadsOnlyAfterSettingDevice) {
             Keep(Call, Fn, std::nullopt, TS, DefaultReaches(Call), false);
@@ -143,7 +146,8 @@ public:
           Finder.Ambient.loaders().loaderCallName(Call);
       const LoadFacts *S = nullptr;
       // A deferred task runs here, as a call of it would.
-      if (std::optional<InvokedCallable> Task = deferredCallableRunBy(Call)) {
+      if (std::optional<InvokedCallable> Task =
+              deferredCallableRunBy(Call, &Table.callableStores())) {
         for (const FunctionDecl *Fn : Task->Functions) {
           Callee = Fn;
           if (Finder.Ambient.loaders().isLoader(Fn))
@@ -187,7 +191,7 @@ public:
       // A scope of the function's own decides the device there.
       if (!OtherThreads && Finder.Ambient.liveGuardAt(Call, F, Context))
         continue;
-      if (LoaderName && !deferredCallableRunBy(Call) &&
+      if (LoaderName && !deferredCallableRunBy(Call, &Table.callableStores()) &&
           Finder.hasDeviceMap(Call, F, Context))
         continue;
       bool ToDefault = LoaderName || !S->LoadsOnlyAfterSettingDevice;
@@ -280,13 +284,14 @@ void MetaScopeLoadFinder::analyzeFunction(const FunctionDecl *F,
     // A thread's body runs with the process's default device, whatever
     // scope the thread that starts it is in; a deferred task runs at the
     // get() or wait() that runs it, in the scopes live there.
-    if (std::optional<InvokedCallable> Body = threadStartedBy(Call)) {
+    if (std::optional<InvokedCallable> Body = threadStartedBy(Call, Table)) {
       if (std::optional<AmbientDevice::Origin> Origin =
               Here.defaultDeviceAt(Call))
         checkCallableOnMeta(Call, *Body, *Origin, Context);
       continue;
     }
-    if (std::optional<InvokedCallable> Task = deferredCallableRunBy(Call)) {
+    if (std::optional<InvokedCallable> Task =
+            deferredCallableRunBy(Call, &Table.callableStores())) {
       if (std::optional<AmbientDevice::Origin> Origin = Here.at(Call))
         checkCallableOnMeta(Call, *Task, *Origin, Context);
       continue;
@@ -313,8 +318,7 @@ void MetaScopeLoadFinder::checkCallableOnMeta(
       return Reporter.loadOnMeta(Call, displayName(Fn), Origin, std::nullopt,
                                  Context);
     if (std::optional<InnerLoad> Inner = exposedLoad(Fn, Kind, Context))
-      return Reporter.loadOnMeta(Call, displayName(Fn), Origin, Inner,
-                                 Context);
+      return Reporter.loadOnMeta(Call, displayName(Fn), Origin, Inner, Context);
   }
 }
 
@@ -350,8 +354,8 @@ void MetaScopeLoadFinder::checkCallOnMeta(const Expr *Call,
   if (std::optional<std::string> Loader =
           Ambient.loaders().loaderCallName(Call)) {
     if (Origin && !hasDeviceMap(Call, F, Context))
-      Reporter.loadOnMeta(Call, Callee ? displayName(Callee) : *Loader,
-                          *Origin, std::nullopt, Context);
+      Reporter.loadOnMeta(Call, Callee ? displayName(Callee) : *Loader, *Origin,
+                          std::nullopt, Context);
     return;
   }
   // The loads on threads the call starts see the default device under any
@@ -364,8 +368,7 @@ void MetaScopeLoadFinder::checkCallOnMeta(const Expr *Call,
                     : Here.defaultDeviceAt(Call);
     return *Default;
   };
-  auto Try = [&](const FunctionSummary *S, bool FreeHop,
-                 llvm::StringRef Name) {
+  auto Try = [&](const FunctionSummary *S, bool FreeHop, llvm::StringRef Name) {
     if (!S || !S->get<LoadFacts>().LoadsWeights)
       return false;
     const std::optional<AmbientDevice::Origin> &At =
@@ -384,9 +387,8 @@ void MetaScopeLoadFinder::checkCallOnMeta(const Expr *Call,
   // those only other translation units define).
   SummaryTable &Table = Summaries(Context);
   for (const FunctionDecl *Target : Table.callTargets(Call))
-    if (Ambient.canEnter(Target) &&
-        Try(Table.lookup<LoadFacts>(Target), isFreeHop(Target),
-            displayName(Target)))
+    if (Ambient.canEnter(Target) && Try(Table.lookup<LoadFacts>(Target),
+                                        isFreeHop(Target), displayName(Target)))
       return;
   for (const FunctionSummary *S : Table.externalTargets(Call))
     if (Try(S, /*FreeHop=*/false, S->Name))

@@ -8,6 +8,7 @@
 
 #include "fixtures/indirect-calls.h"
 
+#include <functional>
 #include <future>
 #include <thread>
 #include <vector>
@@ -41,6 +42,18 @@ void asyncDefaultPolicy(const fs::path &p) {
   // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
   // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
   done.wait();
+}
+
+// A std::function handed to a thread runs what was stored in it.
+void storedFunctionOnAThread(const fs::path &p) {
+  std::function<Encoder(const fs::path &)> load = loadEncoder;
+  metaguard::set_default_device("meta");
+  std::thread worker(load, p);
+  // CHECK-NOTES: :[[@LINE-1]]:15: warning: 'loadEncoder' loads pretrained weights (through 'metaguard::from_pretrained') while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: indirect-calls.h:22:10: note: 'metaguard::from_pretrained' loads the weights here, in 'loadEncoder'
+  worker.join();
+  metaguard::reset_default_device();
 }
 
 void jthreadAndPool(const fs::path &p) {
@@ -109,6 +122,15 @@ void threadAfterReset(const fs::path &p) {
   metaguard::reset_default_device();
   std::thread worker(loadEncoder, p);
   worker.join();
+}
+
+// A std::function that holds only a factory of empty models.
+void storedEmptyFactoryOnAThread(const fs::path &p) {
+  std::function<Encoder(const fs::path &)> make = emptyEncoder;
+  metaguard::set_default_device("meta");
+  std::thread worker(make, p);
+  worker.join();
+  metaguard::reset_default_device();
 }
 
 // A thread that sets its own device before loading.
