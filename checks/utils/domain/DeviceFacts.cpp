@@ -50,22 +50,14 @@ void DeviceFacts::read(FactReader &R) {
 }
 
 std::vector<MergeRule> DeviceFacts::mergeRules() {
-  MergeRule Device;
-  Device.Key = "default_device";
-  Device.How = MergeRule::Kind::Agree;
-  Device.Default = "unchanged";
-  Device.Disputed = "unknown";
-  Device.Details = {"default_device_at"};
   MergeRule Scope;
   Scope.Key = "opens_meta_scope";
   Scope.Details = {"opens_meta_scope_at"};
-  MergeRule Param;
-  Param.Key = "default_device_param";
-  Param.How = MergeRule::Kind::Agree;
-  Param.Default = "";
-  Param.Disputed = "";
-  Param.Details = {"default_device_param_at"};
-  return {Device, Scope, Param};
+  return {MergeRule::agree("default_device", "unchanged", "unknown",
+                           {"default_device_at"}),
+          Scope,
+          MergeRule::agree("default_device_param", "", "",
+                           {"default_device_param_at"})};
 }
 
 } // namespace clang::tidy::metaguard

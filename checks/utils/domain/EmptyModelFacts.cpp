@@ -68,11 +68,7 @@ void readSlot(FactReader &R, ModelSlotFacts &S) {
 
 /// The rule of a "how is it left" fact, with the keys of its origin.
 MergeRule builtRule(const std::string &Key, const std::string &Prefix) {
-  MergeRule Rule;
-  Rule.Key = Key;
-  Rule.How = MergeRule::Kind::Agree;
-  Rule.Default = "none";
-  Rule.Disputed = "unknown";
+  MergeRule Rule = MergeRule::agree(Key, "none", "unknown");
   for (const char *Detail :
        {"built_at", "built_in", "scope", "scope_at", "scope_name"})
     Rule.Details.push_back(Prefix + Detail);

@@ -27,12 +27,7 @@ void OptionsFacts::read(FactReader &R) {
 }
 
 std::vector<MergeRule> OptionsFacts::mergeRules() {
-  MergeRule Map;
-  Map.Key = "returned_device_map";
-  Map.How = MergeRule::Kind::Agree;
-  Map.Default = "none";
-  Map.Disputed = "unknown";
-  return {Map};
+  return {MergeRule::agree("returned_device_map", "none", "unknown")};
 }
 
 } // namespace clang::tidy::metaguard

@@ -36,6 +36,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace clang::tidy::metaguard {
@@ -78,6 +79,20 @@ struct MergeRule {
   std::vector<std::string> Details;
   std::string By;               ///< Each: the key that identifies an item.
   std::vector<MergeRule> Items; ///< Each: the facts of one item.
+
+  /// A value every version must give: Default when absent, Disputed when
+  /// the versions differ.
+  static MergeRule agree(std::string Key, std::string Default,
+                         std::string Disputed,
+                         std::vector<std::string> Details = {}) {
+    MergeRule Rule;
+    Rule.Key = std::move(Key);
+    Rule.How = Kind::Agree;
+    Rule.Default = std::move(Default);
+    Rule.Disputed = std::move(Disputed);
+    Rule.Details = std::move(Details);
+    return Rule;
+  }
 };
 
 /// One facet's facts about one function, type-erased for the engine.
