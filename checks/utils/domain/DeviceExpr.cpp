@@ -315,21 +315,19 @@ bool isInMemoryList(const InitListExpr *List, unsigned Depth) {
 } // namespace
 
 const ParmVarDecl *deviceParameter(const Expr *E) {
+  ExprPlumbing What;
+  What.Copies = ExprPlumbing::CopyMoves::AnyArguments;
   for (unsigned Steps = 0; E && Steps < 16; ++Steps) {
-    E = E->IgnoreParenImpCasts();
+    E = ignoreExprPlumbing(E, What);
     if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
       return dyn_cast<ParmVarDecl>(Ref->getDecl());
-    if (const auto *Materialize = dyn_cast<MaterializeTemporaryExpr>(E))
-      E = Materialize->getSubExpr();
-    else if (const auto *Bind = dyn_cast<CXXBindTemporaryExpr>(E))
-      E = Bind->getSubExpr();
-    else if (const auto *Cleanups = dyn_cast<ExprWithCleanups>(E))
-      E = Cleanups->getSubExpr();
-    else if (const auto *Cast = dyn_cast<CastExpr>(E))
+    // A device keeps its value through explicit casts and conversions too:
+    // std::string(d), torch::Device(d).
+    if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E))
       E = Cast->getSubExpr();
     else if (const auto *Construct = dyn_cast<CXXConstructExpr>(E);
              Construct && Construct->getNumArgs() >= 1)
-      E = Construct->getArg(0); // A copy, a conversion, torch::Device(d).
+      E = Construct->getArg(0);
     else
       return nullptr;
   }
