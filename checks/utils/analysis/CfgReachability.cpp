@@ -67,13 +67,7 @@ void CfgReachability::indexTryBlocks() {
 
 bool CfgReachability::insideTryBlock(const Stmt *S,
                                      const CXXTryStmt *Try) const {
-  const Stmt *Block = Try->getTryBlock();
-  for (unsigned Steps = 0; S && Steps < 256; ++Steps) {
-    if (S == Block)
-      return true;
-    S = Parents.parent(S);
-  }
-  return false;
+  return Parents.isInside(S, Try->getTryBlock());
 }
 
 CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,

@@ -33,6 +33,13 @@ public:
     return It == Parents.end() ? nullptr : It->second;
   }
   bool isIndexed(const Stmt *S) const { return Parents.count(S) != 0; }
+  /// Whether S is Outer or lies under it.
+  bool isInside(const Stmt *S, const Stmt *Outer) const {
+    for (unsigned Steps = 0; S && Steps < 256; ++Steps, S = parent(S))
+      if (S == Outer)
+        return true;
+    return false;
+  }
   void clear() { Parents.clear(); }
 
 private:

@@ -87,13 +87,6 @@ const CXXTryStmt *enclosingTry(const Stmt *S, const StmtParents &Parents) {
   return nullptr;
 }
 
-bool isInside(const Stmt *S, const Stmt *Outer, const StmtParents &Parents) {
-  for (unsigned Steps = 0; S && Steps < 256; ++Steps, S = Parents.parent(S))
-    if (S == Outer)
-      return true;
-  return false;
-}
-
 /// The catch handler through which a meta setting (Gen) reaches a statement
 /// only by an exception: a handler, of the try around Gen (or around a
 /// reset that the exception skips), without a reset of its own.
@@ -111,7 +104,7 @@ const CXXCatchStmt *handlerWithoutReset(const Stmt *Gen,
     for (unsigned I = 0; I < Try->getNumHandlers(); ++I) {
       const CXXCatchStmt *Handler = Try->getHandler(I);
       if (llvm::none_of(Kills, [&](const Stmt *Kill) {
-            return isInside(Kill, Handler, Parents);
+            return Parents.isInside(Kill, Handler);
           }))
         return Handler;
     }
