@@ -4,8 +4,9 @@
 // same names and math). One measurement per process; each prints one JSON
 // line with its figures (seconds, peak RSS in bytes).
 //
-//   bench_side_by_side forward <checkpoint> <device_map.json|-> <ids> <out> <runs> <warm|cold> [threads]
-//       from_pretrained with the device map ("-": all in memory), one
+//   bench_side_by_side forward <checkpoint> <device_map.json|-> <ids> <out> <runs> <warm|cold> [threads] [depth]
+//       from_pretrained with the device map ("-": all in memory) and the
+//       prefetch depth (OffloadOptions' default when left out), one
 //       untimed forward, then the median of <runs> forwards; cold drops the
 //       page cache before each (untimed). Saves the last logits to <out>.
 //   bench_side_by_side read <checkpoint> <device_map.json> <runs> <warm|cold>
@@ -87,6 +88,8 @@ int forward(const std::vector<std::string> &args) {
   metaguard::LoadOptions options;
   if (map_path != "-")
     options.device_map = device_map_of(map_json(map_path));
+  if (args.size() > 8)
+    options.offload.prefetch_depth = std::stoi(args.at(8));
   const auto ids = metaguard::SafetensorsFile(args.at(3)).private_tensor("input_ids");
   const auto files = checkpoint_files(checkpoint);
   torch::NoGradGuard no_grad;

@@ -15,6 +15,11 @@
 #
 #   bench/run_side_by_side.sh [build_dir] [work_dir] [MiB=1024] [processes=3] [runs=5] [tokens=16]
 #
+# metaguard's cold forward also runs with a deeper read-ahead
+# (METAGUARD_DEEP_PREFETCH blocks, default 3; 0 leaves that variant out):
+# with the first half of the layers in memory, the reader of a depth-1
+# window waits through their compute with nothing to read.
+#
 # Cold runs drop the whole page cache (echo 1 > /proc/sys/vm/drop_caches) when
 # run as root, else the checkpoint's and offload folders' pages
 # (posix_fadvise DONTNEED); the output says which ran. The C++ side is built
@@ -36,6 +41,7 @@ mib=${3:-1024}
 processes=${4:-3}
 runs=${5:-5}
 tokens=${6:-16}
+deep=${METAGUARD_DEEP_PREFETCH:-3}
 export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE TQDM_DISABLE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 
 if [ ! -f "$build/build.ninja" ]; then
@@ -93,6 +99,10 @@ for i in $(seq "$processes"); do
     [ "$mode" = warm ] && warm_cache
     record "forward-metaguard-$mode" "$bench" forward "$work/checkpoint" "$work/device_map.json" \
       "$work/ids.safetensors" "$work/logits-metaguard-$mode.safetensors" "$runs" "$mode" 2
+    if [ "$mode" = cold ] && [ "$deep" -gt 0 ]; then
+      record "forward-metaguard-cold-depth$deep" "$bench" forward "$work/checkpoint" "$work/device_map.json" \
+        "$work/ids.safetensors" "$work/logits-metaguard-cold-depth$deep.safetensors" "$runs" cold 2 "$deep"
+    fi
     [ "$mode" = warm ] && warm_cache
     record "py-forward-transformers-$mode" "${py[@]}" forward transformers "$work" "$runs" "$mode" \
       "$work/logits-transformers-$mode.safetensors"

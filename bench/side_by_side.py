@@ -236,6 +236,12 @@ def report(results, work):
                   f"  (offloaded {tf:.3f} - in memory {tf_mem:.3f})")
         else:
             print(f"RATIO cold metaguard / max(compute, cold read) = {mg / max(mg_mem, read):.2f}")
+            for label in sorted(rows):
+                if label.startswith("forward-metaguard-cold-depth"):
+                    deep, depth = med(label, "forward_s"), label.rsplit("depth", 1)[1]
+                    print(f"RATIO cold metaguard, prefetch depth {depth} / max(compute, cold read) = "
+                          f"{deep / max(mg_mem, read):.2f}  ({deep:.3f} s; / transformers {deep / tf:.2f}, "
+                          f"/ accelerate {deep / ac:.2f})")
     if "load-metaguard-cold" in rows:
         direct = med("direct-cold", "direct_s")
         mg_load, tf_load = med("load-metaguard-cold", "load_s"), med("py-load-transformers-cold", "load_s")
