@@ -175,8 +175,8 @@ std::shared_ptr<detail::Prefetcher> make_prefetcher(const std::vector<OwnedDiskP
       block.keys.push_back(record.key);
     }
   }
-  if (blocks.size() < 2)
-    return nullptr; // nothing to read ahead of
+  if (blocks.empty())
+    return nullptr; // one block has nothing to read ahead, but its reader still reads beside the forward
   auto prefetcher = std::make_shared<detail::Prefetcher>(std::move(blocks), options.prefetch_depth,
                                                             options.prefetch_next_forward);
   for (const auto &hook : hooks)

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <set>
 #include <system_error>
+#include <utility>
 
 namespace metaguard::detail {
 
@@ -31,7 +32,18 @@ void Prefetcher::on_use(std::size_t block) {
     return;
   last_used_ = block;
   learn(block);
+  hold_in_use(block);
   schedule_after(block);
+}
+
+// The block in use, held for its read even when no one read it ahead: its
+// first taker then reads all of it with the reader's help instead of each
+// parameter being read alone, on one thread, when an operator needs it.
+std::shared_ptr<Prefetcher::Held> Prefetcher::hold_in_use(std::size_t block) {
+  std::shared_ptr<Held> &held = held_[block];
+  if (!held)
+    held = std::make_shared<Held>();
+  return held;
 }
 
 void Prefetcher::learn(std::size_t block) {
@@ -87,16 +99,32 @@ void Prefetcher::schedule_after(std::size_t block) {
   for (const std::size_t next : ahead)
     if (held_.emplace(next, std::make_shared<Held>()).second)
       queue_.push_back(next);
-  if (!queue_.empty() && !reader_.joinable()) {
-    try {
-      reader_ = std::thread([this] { run(); });
-    } catch (const std::system_error &) {
-      // No thread to be had (a process limit): read every block when used.
-      queue_.clear();
-      held_.clear();
-      return;
-    }
+  if (!queue_.empty())
+    start_reader();
+  changed_.notify_all();
+}
+
+void Prefetcher::start_reader() {
+  if (reader_.joinable())
+    return;
+  try {
+    reader_ = std::thread([this] { run(); });
+  } catch (const std::system_error &) {
+    // No thread to be had (a process limit): every block is read by the
+    // forward that uses it.
+    queue_.clear();
+    for (auto it = held_.begin(); it != held_.end();)
+      it = it->second->state == State::Queued ? held_.erase(it) : std::next(it);
   }
+}
+
+// A forward reads `block` now: the reader, once it is free, reads beside it
+// before going on with the blocks ahead, so both cores work on the block the
+// forward waits for.
+void Prefetcher::call_reader(std::size_t block) {
+  queue_.erase(std::remove(queue_.begin(), queue_.end(), block), queue_.end());
+  queue_.push_front(block);
+  start_reader();
   changed_.notify_all();
 }
 
@@ -107,12 +135,11 @@ torch::Tensor Prefetcher::take(std::size_t block, std::size_t slot) {
     return {};
   const std::shared_ptr<Held> held = it->second;
   if (held->state == State::Queued) {
-    // The reader has not started it: reading it here is no slower than
-    // waiting for the reader, and it is read once either way.
-    queue_.erase(std::remove(queue_.begin(), queue_.end(), block), queue_.end());
-    held_.erase(it);
-    return {};
+    start(*held, block);
+    call_reader(block);
   }
+  if (held->state == State::Reading)
+    share_read(block, *held, lock);
   changed_.wait(lock, [&] { return held->state == State::Done; });
   const auto again = held_.find(block);
   if (again == held_.end() || again->second != held || slot >= held->values.size())
@@ -132,6 +159,11 @@ std::size_t Prefetcher::blocks_read() const {
   return blocks_read_;
 }
 
+std::size_t Prefetcher::tensors_read_by_users() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return tensors_read_by_users_;
+}
+
 void Prefetcher::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
@@ -144,32 +176,49 @@ void Prefetcher::run() {
     if (it == held_.end())
       continue;
     const std::shared_ptr<Held> held = it->second;
-    held->state = State::Reading;
-    read(block, *held, lock);
+    if (held->state == State::Queued) {
+      start(*held, block);
+      ++blocks_read_;
+    }
+    share_read(block, *held, lock); // or helps a forward read the block it needs
   }
 }
 
-// Reads every parameter of `block` without the lock (takers wait for Done;
-// droppers only forget `held`), then publishes them.
-void Prefetcher::read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock) {
+void Prefetcher::start(Held &held, std::size_t block) {
+  const std::size_t n = blocks_[block].keys.size();
+  held.state = n == 0 ? State::Done : State::Reading;
+  held.values.resize(n);
+  held.errors.resize(n);
+}
+
+// Reads the tensors of `block` no one has started, one at a time without the
+// lock (takers wait for Done; droppers only forget `held`); whoever finishes
+// the last one publishes the block.
+void Prefetcher::share_read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock) {
   const Block &source = blocks_[block];
-  std::vector<torch::Tensor> values(source.keys.size());
-  std::vector<std::exception_ptr> errors(source.keys.size());
-  lock.unlock();
-  for (std::size_t i = 0; i < source.keys.size(); ++i) {
+  const std::size_t n = source.keys.size();
+  const bool user = std::this_thread::get_id() != reader_.get_id();
+  while (held.next < n) {
+    const std::size_t i = held.next++;
+    ++held.reading;
+    lock.unlock();
+    torch::Tensor value;
+    std::exception_ptr error;
     try {
-      values[i] = source.weights->load(source.keys[i]);
+      value = source.weights->load(source.keys[i]);
     } catch (...) {
-      errors[i] = std::current_exception(); // raised when the parameter is used
+      error = std::current_exception(); // raised when the parameter is used
+    }
+    lock.lock();
+    held.values[i] = std::move(value);
+    held.errors[i] = std::move(error);
+    tensors_read_by_users_ += user ? 1 : 0;
+    if (--held.reading == 0 && held.next == n) {
+      held.left = n;
+      held.state = State::Done;
+      changed_.notify_all();
     }
   }
-  lock.lock();
-  held.values = std::move(values);
-  held.errors = std::move(errors);
-  held.left = held.values.size();
-  held.state = State::Done;
-  ++blocks_read_;
-  changed_.notify_all();
 }
 
 } // namespace metaguard::detail

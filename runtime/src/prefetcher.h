@@ -5,11 +5,14 @@
 // every hook under it). When a block is used, the reader thread reads the
 // next `depth` blocks in execution order into tensors of their own (the
 // weights map's load: pooled buffers for small tensors, private mappings for
-// large ones); the use of a prefetched parameter takes its tensor, waiting
-// while its block is still being read, so no block is read twice. A read
-// that failed is rethrown when the parameter is used, as the synchronous
-// load would have thrown it. Blocks outside the window are dropped, so at
-// most `depth` blocks are held ahead of the one in use.
+// large ones); the use of a prefetched parameter takes its tensor, so no
+// block is read twice. A block is read tensor by tensor by whoever is there:
+// a forward that needs a block the reader has not finished (or not started,
+// or the block in use when nothing read it ahead) does not wait idle but
+// reads its remaining tensors itself, and the reader joins it when free, so
+// two threads work on the block the forward waits for. A read that failed is rethrown when the parameter is used, as the
+// synchronous load would have thrown it. Blocks outside the window are
+// dropped, so at most `depth` blocks are held ahead of the one in use.
 #pragma once
 
 #include <metaguard/offload_options.h>
@@ -49,13 +52,17 @@ public:
   // Block `block` is being used: learns the execution order from the first
   // forward and queues the blocks that follow it.
   void on_use(std::size_t block);
-  // The prefetched value of parameter `slot` of `block` (the caller's from
-  // now on), or an undefined tensor when none is held: the caller reads it
-  // itself. Waits while the block is being read; rethrows its read error.
+  // The value of parameter `slot` of `block` (the caller's from now on),
+  // read with the rest of its block if no one had; an undefined tensor when
+  // the block was dropped meanwhile: the caller reads it itself. Rethrows
+  // the parameter's read error.
   torch::Tensor take(std::size_t block, std::size_t slot);
 
-  // For tests and benchmarks: blocks read by the reader thread so far.
+  // For tests and benchmarks: blocks whose read the reader thread started.
   std::size_t blocks_read() const;
+  // For tests: tensors read by threads other than the reader (forwards
+  // reading a block they need).
+  std::size_t tensors_read_by_users() const;
 
 private:
   enum class State { Queued, Reading, Done };
@@ -63,14 +70,20 @@ private:
     State state = State::Queued;
     std::vector<torch::Tensor> values;
     std::vector<std::exception_ptr> errors;
-    std::size_t left = 0; // values not yet taken
+    std::size_t next = 0;    // the next tensor no one has started reading
+    std::size_t reading = 0; // tensors started and not finished
+    std::size_t left = 0;    // values not yet taken
   };
 
   void learn(std::size_t block);
   void schedule_after(std::size_t block);
   std::vector<std::size_t> window_after(std::size_t block) const;
   void run();
-  void read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock);
+  std::shared_ptr<Held> hold_in_use(std::size_t block);
+  void start(Held &held, std::size_t block);
+  void share_read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock);
+  void start_reader();
+  void call_reader(std::size_t block);
 
   const std::vector<Block> blocks_;
   const std::size_t depth_;
@@ -87,6 +100,7 @@ private:
   std::map<std::size_t, std::shared_ptr<Held>> held_;
   std::deque<std::size_t> queue_;
   std::size_t blocks_read_ = 0;
+  std::size_t tensors_read_by_users_ = 0;
   bool stop_ = false;
   std::thread reader_;
 };

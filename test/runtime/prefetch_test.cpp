@@ -3,7 +3,9 @@
 // offload, offload folders and checkpoint shards; each parameter is read
 // once per forward even when the forward catches up with the reader; the
 // order is learned from the first forward, and the next forward's first
-// block is read after the last one; a read that fails in the
+// block is read after the last one; a block no one read ahead, or one the
+// reader has not finished, is read by the forward and the reader together;
+// a read that fails in the
 // background is raised, typed and naming the file, when the block is used;
 // two threads running forwards of one model get the right outputs.
 #include <metaguard/metaguard.h>
@@ -19,6 +21,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -97,8 +100,18 @@ public:
       std::lock_guard<std::mutex> lock(mutex_);
       ++reads_[name];
       ++all_[name];
+      threads_[name.substr(0, name.rfind('.'))].insert(std::this_thread::get_id());
     }
     return inner_->load(name);
+  }
+  // The threads that read the tensors of module `prefix` ("blocks.1.up").
+  std::size_t threads_of(const std::string &prefix) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::set<std::thread::id> threads;
+    for (const auto &[module, ids] : threads_)
+      if (module.rfind(prefix, 0) == 0)
+        threads.insert(ids.begin(), ids.end());
+    return threads.size();
   }
   std::map<std::string, int> take_reads() const {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -124,6 +137,7 @@ private:
   std::chrono::milliseconds delay_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, int> reads_, all_;
+  mutable std::map<std::string, std::set<std::thread::id>> threads_;
 };
 
 class PrefetchTest : public testing::Test {
@@ -324,6 +338,47 @@ TEST_F(PrefetchTest, AShardTruncatedAfterLoadingIsAFormatErrorNamingIt) {
   } catch (const metaguard::FormatError &e) {
     EXPECT_CONTAINS(e.what(), shard.string());
   }
+}
+
+// One block on disk: no one reads it ahead, so its first parameter's use
+// reads the whole block, and the reader thread, idle, reads beside the
+// forward; each parameter is still read once.
+TEST_F(PrefetchTest, ABlockNoOneReadAheadIsReadByTheForwardAndTheReaderTogether) {
+  const metaguard::DeviceMap one_on_disk{{"", "cpu"}, {"blocks.1", metaguard::Placement::disk()}};
+  auto model = metaguard::from_config<Stack>(stack_config());
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, one_on_disk, folder_.path(), depth(0));
+  auto counting = std::make_shared<CountingWeights>(
+      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(20));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, one_on_disk), counting,
+                                 within_forward(1));
+  for (int pass = 0; pass < 2; ++pass) {
+    EXPECT_TRUE(torch::equal(run(model), expected_));
+    const auto reads = counting->take_reads();
+    EXPECT_EQ(reads.size(), 4u);
+    for (const auto &[name, count] : reads)
+      EXPECT_EQ(count, 1) << name << " in pass " << pass;
+  }
+  EXPECT_EQ(counting->threads_of("blocks.1."), 2u);
+}
+
+// Reads slower than the compute: the forward catches up with the reader at
+// every block and reads the block's remaining tensors beside it instead of
+// waiting, so tensors of the blocks after the first are read by it too.
+TEST_F(PrefetchTest, AForwardThatCatchesUpWithTheReaderReadsBesideIt) {
+  auto model = metaguard::from_config<Stack>(stack_config());
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  auto counting = std::make_shared<CountingWeights>(
+      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(20));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting,
+                                 within_forward(1));
+  EXPECT_TRUE(torch::equal(run(model), expected_));
+  const auto &prefetcher = *metaguard::detail::find_hook(*(*model->blocks)[1]->as<BlockImpl>()->up)->prefetcher;
+  EXPECT_GT(prefetcher.tensors_read_by_users(), 4u); // more than the first block's four
+  EXPECT_GT(prefetcher.blocks_read(), 0u);           // and the reader read too
+  for (const auto &[name, count] : counting->take_reads())
+    EXPECT_EQ(count, 1) << name;
 }
 
 TEST_F(PrefetchTest, TwoThreadsRunningForwardsGetTheRightOutputs) {
