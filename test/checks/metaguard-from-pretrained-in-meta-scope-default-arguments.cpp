@@ -129,3 +129,85 @@ void constructorGivenCpu(const fs::path &p) {
   Session s("cpu");
   metaguard::from_pretrained<Encoder>(p);
 }
+
+// A copy of the parameter that nothing changes is what the caller passed: a
+// local initialised from it, or a data member the constructor initialises
+// from it (the usual RAII session).
+void copied(const std::string &dev = "meta") {
+  std::string d = dev;
+  metaguard::set_default_device(d);
+}
+
+struct MemberSession {
+  explicit MemberSession(std::string d = "meta") : dev_(std::move(d)) {
+    metaguard::set_default_device(dev_);
+  }
+  std::string dev_;
+};
+
+void copiedIntoALocal(const fs::path &p) {
+  copied();
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'copied' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-4]]:3: note: default argument "meta" of parameter 'dev' used here
+  // CHECK-NOTES: :[[@LINE-16]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: if an empty model is what you want here, build it from its config
+  copied("cpu");
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+void copiedIntoAMember(const fs::path &p) {
+  MemberSession s;
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:17: note: 'MemberSession::MemberSession' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-4]]:17: note: default argument "meta" of parameter 'd' used here
+  // CHECK-NOTES: :[[@LINE-23]]:5: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+// The member passed on to another helper that sets it.
+struct ForwardingSession {
+  explicit ForwardingSession(std::string d = "meta") : dev_(std::move(d)) {
+    use_device(dev_);
+  }
+  std::string dev_;
+};
+
+void memberPassedOn(const fs::path &p) {
+  ForwardingSession s;
+  metaguard::from_pretrained<Encoder>(p);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: 'metaguard::from_pretrained' loads pretrained weights while the default device is meta
+  // CHECK-NOTES: :[[@LINE-3]]:21: note: 'ForwardingSession::ForwardingSession' returns with the default device set to meta
+  // CHECK-NOTES: :[[@LINE-4]]:21: note: default argument "meta" of parameter 'd' used here
+  // CHECK-NOTES: :[[@LINE-165]]:3: note: the default device is set to meta here
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: if an empty model is what you want here, build it from its config
+}
+
+void memberSessionOnTheCpu(const fs::path &p) {
+  MemberSession s("cpu");
+  metaguard::from_pretrained<Encoder>(p);
+}
+
+// A value computed from the parameter is not the parameter: the helper sets
+// a device that is not known, which ends the state (no guesses).
+void prefixed(const std::string &dev = "meta") {
+  metaguard::set_default_device(std::string() + dev);
+}
+// A member the constructor's body changes is not what the caller passed.
+struct ChangedSession {
+  explicit ChangedSession(std::string d = "meta") : dev_(std::move(d)) {
+    dev_ = "cpu";
+    metaguard::set_default_device(dev_);
+  }
+  std::string dev_;
+};
+
+void notTheParameter(const fs::path &p) {
+  metaguard::set_default_device("meta");
+  prefixed();
+  metaguard::from_pretrained<Encoder>(p);
+  ChangedSession s;
+  metaguard::from_pretrained<Encoder>(p);
+}

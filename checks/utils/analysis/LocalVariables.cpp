@@ -4,6 +4,7 @@
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace clang::tidy::metaguard {
@@ -164,6 +165,49 @@ bool keepsItsInitialiser(const VarDecl *VD) {
   if (VD->isConstexpr() || T.isConstQualified())
     return true;
   return forEachAssignment(VD, [](const Expr *) { return false; });
+}
+
+/// Walks Root for the uses of Field on `this` (with their ancestors) and
+/// for what else may change it; Stop when one may.
+static void checkMemberUses(const Stmt *Root, const FieldDecl *Field,
+                            llvm::SmallVectorImpl<const Stmt *> &Path,
+                            bool &Stop) {
+  if (!Root || Stop)
+    return;
+  Path.push_back(Root);
+  if (const auto *Member = dyn_cast<MemberExpr>(Root);
+      Member && Member->getMemberDecl() == Field &&
+      isa<CXXThisExpr>(Member->getBase()->IgnoreParenImpCasts())) {
+    const Expr *Assigned = nullptr;
+    if (mayModify(Path, Assigned) || Assigned)
+      Stop = true;
+  } else if (const auto *Call = dyn_cast<CXXMemberCallExpr>(Root)) {
+    const CXXMethodDecl *Method = Call->getMethodDecl();
+    const Expr *Object = Call->getImplicitObjectArgument();
+    if (Object && isa<CXXThisExpr>(Object->IgnoreParenImpCasts()) &&
+        (!Method || !Method->isConst()))
+      Stop = true;
+  }
+  if (const auto *Lambda = dyn_cast<LambdaExpr>(Root)) {
+    if (llvm::any_of(Lambda->captures(),
+                     [](const LambdaCapture &C) { return C.capturesThis(); }))
+      Stop = true;
+  } else {
+    for (const Stmt *Child : Root->children())
+      checkMemberUses(Child, Field, Path, Stop);
+  }
+  Path.pop_back();
+}
+
+bool constructorKeepsMember(const CXXConstructorDecl *Ctor,
+                            const FieldDecl *Field) {
+  const Stmt *Body = Ctor ? Ctor->getBody() : nullptr;
+  if (!Body || !Field)
+    return false;
+  llvm::SmallVector<const Stmt *, 16> Path;
+  bool Stop = false;
+  checkMemberUses(Body, Field, Path, Stop);
+  return !Stop;
 }
 
 const VarDecl *variableOfName(const ValueDecl *D) {

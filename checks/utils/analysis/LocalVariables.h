@@ -11,6 +11,7 @@
 #define METAGUARD_CHECKS_UTILS_LOCALVARIABLES_H
 
 #include "clang/AST/Decl.h"
+#include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -33,6 +34,13 @@ bool keepsItsInitialiser(const VarDecl *VD);
 /// call: a const parameter or a reference to const, or one the function
 /// never assigns or changes (as keepsItsInitialiser).
 bool keepsItsArgument(const ParmVarDecl *P);
+
+/// Whether the body of the constructor Ctor leaves its data member Field
+/// as its initialiser made it: no assignment or change of it (as
+/// forEachAssignment), no lambda that captures `this`, and no non-const
+/// method of the class called on `this` (which might change it).
+bool constructorKeepsMember(const CXXConstructorDecl *Ctor,
+                            const FieldDecl *Field);
 
 /// The variable a name denotes: D itself when it is a variable, and for a
 /// structured binding (`for (auto &[name, net] : models)`) the hidden

@@ -2,11 +2,13 @@
 
 #include "utils/domain/AmbientDevice.h"
 #include "utils/ClangCompat.h"
+#include "utils/analysis/ExprPlumbing.h"
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/LocalVariables.h"
 #include "utils/analysis/NameList.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/DeviceFacts.h"
+#include "utils/domain/HolderEvents.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
@@ -42,6 +44,12 @@ AST_MATCHER_P(clang::VarDecl, isMetaGuard, const ScopeGuardClassifier *,
   // A holder of a DeviceScope is meta where a meta guard engages it.
   std::optional<DeviceKind> Kind = Guards->classify(&Node);
   return Kind && (*Kind == DeviceKind::Meta || Guards->isGuardHolder(&Node));
+}
+
+/// A construction that runs a constructor of the user's inside a system
+/// header: `std::optional<Session> s{std::in_place, ...}`.
+AST_MATCHER(clang::CXXConstructExpr, buildsObjectOfTheUsers) {
+  return OwningFactories::builtRecord(&Node) != nullptr;
 }
 
 AST_MATCHER_P(clang::ParmVarDecl, isMetaGuardParameter,
@@ -142,12 +150,15 @@ void AmbientDevice::registerSourceMatchers(
                               callee(functionDecl().bind(CalleeNode)))
                          .bind(CallNode),
                      Callback);
-  // A constructor of the user's that may leave the default device meta.
-  Finder->addMatcher(cxxConstructExpr(unless(isExpansionInSystemHeader()),
-                                      hasDeclaration(cxxConstructorDecl(
-                                          unless(isExpansionInSystemHeader()))))
-                         .bind(ConstructNode),
-                     Callback);
+  // A constructor of the user's that may leave the default device meta,
+  // also one a std::optional's std::in_place constructor runs.
+  Finder->addMatcher(
+      cxxConstructExpr(unless(isExpansionInSystemHeader()),
+                       anyOf(hasDeclaration(cxxConstructorDecl(
+                                 unless(isExpansionInSystemHeader()))),
+                             buildsObjectOfTheUsers()))
+          .bind(ConstructNode),
+      Callback);
 }
 
 const Expr *AmbientDevice::matchedCall(
@@ -208,11 +219,22 @@ llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
 
 std::optional<AmbientDevice::HelperEffect>
 AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table,
-                            std::string *KeptBy) {
+                            std::string *KeptBy, const FunctionDecl *Caller) {
   // std::make_unique<Session>() runs the user's constructor inside a system
-  // header: that constructor decides.
-  if (const CXXConstructExpr *Inner = Owning.construction(Call))
+  // header: that constructor decides, with the arguments the factory is
+  // given (it passes them on).
+  const Expr *Factory = nullptr;
+  if (const CXXConstructExpr *Inner = Owning.construction(Call)) {
+    Factory = Call;
     Call = Inner;
+  }
+  auto ArgumentFor = [&](unsigned Index) -> const Expr * {
+    if (Factory)
+      if (const Expr *Given =
+              OwningFactories::forwardedArgument(Factory, Index))
+        return Given;
+    return callArgument(Call, Index);
+  };
   std::optional<HelperEffect> Result;
   bool EveryTargetEnds = true;
   // Whether the call is done: a target that may leave the default device
@@ -232,14 +254,15 @@ AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table,
     // this call (its default argument when it is left out) decides.
     if (const Expr *Arg = D->DefaultDeviceParam == DeviceFacts::NoParam
                               ? nullptr
-                              : callArgument(Call, D->DefaultDeviceParam)) {
+                              : ArgumentFor(D->DefaultDeviceParam)) {
       if (classifyDeviceExpr(Arg, Table.context()) == DeviceKind::Meta) {
         Result = HelperEffect{true, false, Name(), D->DefaultDeviceParamAt};
         Result->MetaArgument = Arg;
         Result->Parameter = parameterName(Call, D->DefaultDeviceParam);
         return true;
       }
-      if (const ParmVarDecl *P = deviceParameter(Arg); P && !Forwarded) {
+      if (const ParmVarDecl *P = deviceParameter(Arg, Caller);
+          P && !Forwarded) {
         Forwarded = P;
         ForwardedAt = D->DefaultDeviceParamAt;
       }
@@ -283,61 +306,127 @@ AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table,
   return Result;
 }
 
-/// The local std::optional a member call is made on (`session.reset()`),
-/// or nullptr.
-static const VarDecl *optionalOf(const Expr *Call) {
-  const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
-  const Expr *Object = Member ? Member->getImplicitObjectArgument() : nullptr;
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
-      Op && Op->getOperator() == OO_Equal && Op->getNumArgs() == 2)
-    Object = Op->getArg(0);
-  const auto *Ref =
-      Object ? dyn_cast<DeclRefExpr>(Object->IgnoreParenImpCasts()) : nullptr;
-  const auto *Var = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
-  return Var && Var->hasLocalStorage() && !isa<ParmVarDecl>(Var) ? Var
-                                                                 : nullptr;
-}
-
-/// Whether Call empties the std::optional it is made on: reset(), or an
-/// assignment of std::nullopt (`= {}` too).
-static bool emptiesOptional(const Expr *Call) {
-  const FunctionDecl *Callee = calledFunction(Call);
-  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call)) {
-    if (Op->getOperator() != OO_Equal || Op->getNumArgs() != 2)
-      return false;
-    const Expr *Value = Op->getArg(1)->IgnoreParenImpCasts();
-    if (const auto *Construct = dyn_cast<CXXConstructExpr>(Value);
-        Construct && Construct->getNumArgs() == 0)
-      return true;
-    const CXXRecordDecl *RD = Value->getType()->getAsCXXRecordDecl();
-    return RD && RD->getIdentifier() && RD->getName() == "nullopt_t";
+/// The session among Sessions that Value (what a holder is given) builds:
+/// the value itself, through temporaries, casts, `new` and the holder's own
+/// construction from it (`std::unique_ptr<S>(new S(...))`); or nullptr.
+static const Expr *
+sessionIn(const Expr *Value,
+          const llvm::SmallPtrSetImpl<const Expr *> &Sessions) {
+  ExprPlumbing Through;
+  Through.Copies = ExprPlumbing::CopyMoves::Keep;
+  for (unsigned Steps = 0; Value && Steps < 8; ++Steps) {
+    if (Sessions.count(Value))
+      return Value;
+    const Expr *Bare = ignoreExprPlumbing(Value, Through);
+    if (Bare != Value) {
+      Value = Bare;
+      continue;
+    }
+    if (const auto *New = dyn_cast<CXXNewExpr>(Value))
+      Value = New->getConstructExpr();
+    else if (const auto *Construct = dyn_cast<CXXConstructExpr>(Value);
+             Construct && Construct->getNumArgs() == 1)
+      Value = Construct->getArg(0);
+    else
+      return nullptr;
   }
-  return Callee && Callee->getIdentifier() && Callee->getName() == "reset" &&
-         Call->getType()->isVoidType();
+  return nullptr;
 }
 
-void AmbientDevice::addHeldSessionEnds(llvm::ArrayRef<const Expr *> Calls,
+void AmbientDevice::addHeldSessionEnds(const FunctionDecl *F,
                                        DeviceEvents &Events) {
-  // A session emplaced into a std::optional lives until the optional is
-  // emptied or destroyed: those end its meta state as its destruction does.
-  llvm::SmallPtrSet<const VarDecl *, 2> Holders;
-  for (const Expr *Call : Events.Ended)
-    if (OwningFactories::isOptionalEmplace(calledFunction(Call)))
-      if (const VarDecl *Holder = optionalOf(Call))
-        Holders.insert(Holder);
+  // A session put into a local holder (an emplace, std::in_place, an
+  // assignment, reset(new ...), `new` for a raw pointer) lives until the
+  // holder lets it go (HolderEvents) or ends: those end its meta state as
+  // its destruction does. A temporary moved into the holder hands it over:
+  // its own end does not count.
+  if (Events.Ended.empty())
+    return;
+  llvm::SmallPtrSet<const Expr *, 4> Sessions(Events.Ended.begin(),
+                                              Events.Ended.end());
+  llvm::SmallPtrSet<const Expr *, 4> Held;
+  llvm::SmallVector<const VarDecl *, 2> Holders;
+  llvm::SmallVector<std::pair<const VarDecl *, const Stmt *>, 2> Empties;
+  // Where a holder is given a session, and whether that replaces what it
+  // holds (an assignment, reset(p); not an emplace, which destroys the old
+  // one before it builds the new one, nor an initialiser).
+  struct Engaged {
+    const VarDecl *Holder;
+    const Stmt *At;
+    bool Replaces;
+  };
+  llvm::SmallVector<Engaged, 2> Engages;
+  auto Hold = [&](const VarDecl *Holder, const Expr *Value, const Stmt *At,
+                  bool Replaces) {
+    // Containers of sessions are not followed (the library builds them).
+    HolderKind Kind = holderKind(Holder->getType());
+    if (Kind == HolderKind::Container)
+      return;
+    // A raw pointer given a new object does not delete the old one.
+    Replaces &= Kind != HolderKind::RawPointer;
+    if (const Expr *Session = sessionIn(Value, Sessions)) {
+      Held.insert(Session);
+      Engages.push_back({Holder, At, Replaces});
+      if (!llvm::is_contained(Holders, Holder))
+        Holders.push_back(Holder);
+    }
+  };
+  forEachEvaluatedStmt(F, [&](const Stmt *S) {
+    if (const auto *Decls = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : Decls->decls())
+        if (const auto *Var = dyn_cast<VarDecl>(D);
+            Var && Var->hasLocalStorage() &&
+            !Var->getType()->isReferenceType() &&
+            holderKind(Var->getType()) != HolderKind::None)
+          Hold(Var, Var->getInit(), Var->getInit(), false);
+      return;
+    }
+    std::optional<HolderEvent> Event = holderEvent(S);
+    if (!Event)
+      return;
+    if (Event->What == HolderEvent::Empties)
+      Empties.emplace_back(Event->Holder, S);
+    else if (Event->Value)
+      Hold(Event->Holder, Event->Value, S, true);
+    else
+      Hold(Event->Holder, cast<Expr>(S), S, false);
+  });
   if (Holders.empty())
     return;
+  llvm::erase_if(Events.Ended, [&](const Expr *E) { return Held.count(E); });
+  Events.Held.append(Held.begin(), Held.end());
   for (const VarDecl *Holder : Holders)
-    if (const auto *Init = dyn_cast_or_null<Expr>(Holder->getInit()))
-      Events.Ended.push_back(Init);
-  for (const Expr *Call : Calls)
-    if (const VarDecl *Holder = optionalOf(Call);
-        Holder && Holders.count(Holder) && emptiesOptional(Call))
-      Events.Kills.push_back(Call);
+    if (holderKind(Holder->getType()) != HolderKind::RawPointer)
+      if (const auto *Init = dyn_cast_or_null<Expr>(Holder->getInit()))
+        Events.Ended.push_back(Init);
+  for (const auto &[Holder, Empty] : Empties)
+    if (llvm::is_contained(Holders, Holder))
+      Events.Kills.push_back(Empty);
+  // A session put where one may be held already: the old one is destroyed
+  // after the new one is built, and its destructor ends the state.
+  if (llvm::none_of(Engages, [](const Engaged &E) { return E.Replaces; }))
+    return;
+  const CfgReachability *Cfg = Cfgs.get(F, F->getBody(), F->getASTContext());
+  if (!Cfg)
+    return;
+  for (const Engaged &E : Engages) {
+    if (!E.Replaces)
+      continue;
+    llvm::SmallVector<const Stmt *, 2> Before, Emptied;
+    for (const Engaged &Other : Engages)
+      if (Other.Holder == E.Holder)
+        Before.push_back(Other.At);
+    for (const auto &[Holder, Empty] : Empties)
+      if (Holder == E.Holder)
+        Emptied.push_back(Empty);
+    if (Cfg->findReachingGen(E.At, Before, Emptied))
+      Events.Kills.push_back(E.At);
+  }
 }
 
 AmbientDevice::DeviceEvents
-AmbientDevice::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
+AmbientDevice::deviceEvents(const FunctionDecl *F,
+                            llvm::ArrayRef<const Expr *> Calls,
                             SummaryTable &Table) {
   DeviceEvents Events;
   for (const Expr *Call : Calls) {
@@ -354,14 +443,14 @@ AmbientDevice::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
       (Kind == DeviceKind::Meta ? Events.Gens : Events.Kills).push_back(Call);
       Events.UnknownKill |= Kind == DeviceKind::Unknown;
       if (Kind == DeviceKind::Unknown)
-        if (const ParmVarDecl *P = deviceParameter(CE->getArg(0)))
+        if (const ParmVarDecl *P = deviceParameter(CE->getArg(0), F))
           Events.FromParameters.push_back({Call, P, {}});
       continue;
     }
     if (isMachinery(Callee))
       continue;
     std::string KeptBy;
-    std::optional<HelperEffect> Effect = helperEffect(Call, Table, &KeptBy);
+    std::optional<HelperEffect> Effect = helperEffect(Call, Table, &KeptBy, F);
     if (endsWhenDestroyed(Call, Effect && Effect->Meta, Table))
       Events.Ended.push_back(Call);
     if (!KeptBy.empty())
@@ -375,7 +464,7 @@ AmbientDevice::deviceEvents(llvm::ArrayRef<const Expr *> Calls,
           {Call, Effect->Forwarded, Effect->ForwardedAt});
     Events.Helpers[Call] = *Effect;
   }
-  addHeldSessionEnds(Calls, Events);
+  addHeldSessionEnds(F, Events);
   return Events;
 }
 
@@ -405,7 +494,7 @@ public:
         Out.OpensMetaScope = true;
         Out.OpensMetaScopeAt = Table.refOf(Ctor->getParent()->getLocation());
       }
-    DeviceEvents Events = Ambient.deviceEvents(collectCalls(F), Table);
+    DeviceEvents Events = Ambient.deviceEvents(F, collectCalls(F), Table);
     auto &Gens = Events.Gens;
     auto &Kills = Events.Kills;
     auto &Ended = Events.Ended;
@@ -517,7 +606,8 @@ bool AmbientDevice::endsWhenDestroyed(const Expr *Call,
   // A construction here, or one a smart pointer's factory makes (the
   // pointer runs the destructor where its own life ends).
   const CXXRecordDecl *Built = OwningFactories::builtRecord(Call);
-  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call);
+      !Built && Construct)
     Built = Construct->getConstructor()->getParent();
   if (!Built)
     return false;
@@ -665,7 +755,7 @@ AmbientDevice::InFunction::InFunction(AmbientDevice &Ambient,
                                       SummaryTable &Table, ASTContext &Context)
     : Ambient(Ambient), F(F), Top(std::move(Top)), Table(Table),
       Context(Context), Calls(collectCalls(F)),
-      Events(Ambient.deviceEvents(Calls, Table)) {
+      Events(Ambient.deviceEvents(F, Calls, Table)) {
   if (!Events.Gens.empty())
     Cfg = Ambient.Cfgs.get(F, F->getBody(), Context);
 }
@@ -701,7 +791,8 @@ AmbientDevice::InFunction::defaultDeviceAt(const Expr *Call) {
   if (auto It = Events.Helpers.find(Reach->Gen); It != Events.Helpers.end()) {
     O.Helper = It->second.Target;
     O.InnerSetter = Table.locationOf(It->second.At);
-    O.UntilDestroyed = llvm::is_contained(Events.Ended, Reach->Gen);
+    O.UntilDestroyed = llvm::is_contained(Events.Ended, Reach->Gen) ||
+                       llvm::is_contained(Events.Held, Reach->Gen);
     O.MetaArgument = It->second.MetaArgument;
     O.Parameter = It->second.Parameter;
   }

@@ -114,6 +114,9 @@ public:
     llvm::SmallVector<const Stmt *, 4> Kills;
     /// Constructions whose object's destruction ends it (RAII sessions).
     llvm::SmallVector<const Expr *, 2> Ended;
+    /// Sessions a local holder took over (std::optional, std::unique_ptr,
+    /// a raw pointer): the holder's end and emptying end them instead.
+    llvm::SmallVector<const Expr *, 1> Held;
     /// The helper behind each gen or kill that is not a setter call.
     llvm::DenseMap<const Stmt *, HelperEffect> Helpers;
     /// Calls that end it through some targets only: the target that keeps
@@ -207,11 +210,15 @@ public:
   /// KeptBy, when given, is set to the target that keeps the default
   /// device as it is when other targets of the call end its meta state (a
   /// virtual call whose overrides do not all reset it).
-  std::optional<HelperEffect> helperEffect(const Expr *Call,
-                                           SummaryTable &Table,
-                                           std::string *KeptBy = nullptr);
-  /// The setters, helpers and sessions among Calls (a function's calls).
-  DeviceEvents deviceEvents(llvm::ArrayRef<const Expr *> Calls,
+  /// Caller, when given, is the function making the call: a data member its
+  /// constructor initialises from a parameter passes that parameter on.
+  std::optional<HelperEffect>
+  helperEffect(const Expr *Call, SummaryTable &Table,
+               std::string *KeptBy = nullptr,
+               const FunctionDecl *Caller = nullptr);
+  /// The setters, helpers and sessions among Calls (the calls of F).
+  DeviceEvents deviceEvents(const FunctionDecl *F,
+                            llvm::ArrayRef<const Expr *> Calls,
                             SummaryTable &Table);
   /// The innermost device scope live at S in F (a guard variable, a guard
   /// held in an engaged std::optional / std::unique_ptr, or a guard passed
@@ -247,11 +254,11 @@ private:
   bool endsWhenDestroyed(const Expr *Call, bool ConstructorSetsMeta,
                          SummaryTable &Table);
   Destruction destructionEffect(const CXXRecordDecl *RD, SummaryTable &Table);
-  /// For sessions that Events ends on destruction and that an emplace put
-  /// into a local std::optional: the optional's reset() or `= std::nullopt`
-  /// among Calls, and its own end, end them too.
-  static void addHeldSessionEnds(llvm::ArrayRef<const Expr *> Calls,
-                                 DeviceEvents &Events);
+  /// For sessions that Events ends on destruction and that F puts into a
+  /// local holder: the holder's emptying statements (reset(), `=
+  /// std::nullopt`, `= {}`, `= nullptr`, `delete`) and its own end end them
+  /// instead of the end of the temporary it took them from.
+  void addHeldSessionEnds(const FunctionDecl *F, DeviceEvents &Events);
 
   class DeviceFacet;
 

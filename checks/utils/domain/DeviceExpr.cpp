@@ -314,22 +314,60 @@ bool isInMemoryList(const InitListExpr *List, unsigned Depth) {
 
 } // namespace
 
-const ParmVarDecl *deviceParameter(const Expr *E) {
+/// The value the constructor In gives the data member Member names
+/// (`dev_(std::move(d))`), when its body leaves that member as it is; or
+/// nullptr.
+static const Expr *memberValueInConstructor(const MemberExpr *Member,
+                                            const FunctionDecl *In) {
+  const auto *Ctor = dyn_cast_or_null<CXXConstructorDecl>(In);
+  const auto *Field = dyn_cast<FieldDecl>(Member->getMemberDecl());
+  if (!Ctor || !Field ||
+      !isa<CXXThisExpr>(Member->getBase()->IgnoreParenImpCasts()) ||
+      Field->getParent() != Ctor->getParent())
+    return nullptr;
+  for (const CXXCtorInitializer *Init : Ctor->inits())
+    if (Init->isWritten() && Init->getMember() == Field)
+      return constructorKeepsMember(Ctor, Field) ? Init->getInit() : nullptr;
+  return nullptr;
+}
+
+/// Whether Call is std::move or std::forward (which pass their argument on).
+static bool isMoveOrForward(const CallExpr *Call) {
+  const FunctionDecl *Callee = Call->getDirectCallee();
+  return Callee && Call->getNumArgs() == 1 && Callee->isInStdNamespace() &&
+         Callee->getIdentifier() &&
+         (Callee->getName() == "move" || Callee->getName() == "forward");
+}
+
+const ParmVarDecl *deviceParameter(const Expr *E, const FunctionDecl *In) {
   ExprPlumbing What;
   What.Copies = ExprPlumbing::CopyMoves::AnyArguments;
   for (unsigned Steps = 0; E && Steps < 16; ++Steps) {
     E = ignoreExprPlumbing(E, What);
-    if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
-      return dyn_cast<ParmVarDecl>(Ref->getDecl());
-    // A device keeps its value through explicit casts and conversions too:
-    // std::string(d), torch::Device(d).
-    if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E))
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E)) {
+      if (const auto *P = dyn_cast<ParmVarDecl>(Ref->getDecl()))
+        return P;
+      // A local copy that nothing changes holds what it was copied from.
+      const auto *Local = dyn_cast<VarDecl>(Ref->getDecl());
+      if (!Local || !Local->hasLocalStorage() ||
+          Local->getType()->isReferenceType() || !keepsItsInitialiser(Local))
+        return nullptr;
+      E = Local->getInit();
+    } else if (const auto *Member = dyn_cast<MemberExpr>(E)) {
+      E = memberValueInConstructor(Member, In);
+    } else if (const auto *Call = dyn_cast<CallExpr>(E);
+               Call && isMoveOrForward(Call)) {
+      E = Call->getArg(0);
+    } else if (const auto *Cast = dyn_cast<ExplicitCastExpr>(E)) {
+      // A device keeps its value through explicit casts and conversions
+      // too: std::string(d), torch::Device(d).
       E = Cast->getSubExpr();
-    else if (const auto *Construct = dyn_cast<CXXConstructExpr>(E);
-             Construct && Construct->getNumArgs() >= 1)
+    } else if (const auto *Construct = dyn_cast<CXXConstructExpr>(E);
+               Construct && Construct->getNumArgs() >= 1) {
       E = Construct->getArg(0);
-    else
+    } else {
       return nullptr;
+    }
   }
   return nullptr;
 }

@@ -44,9 +44,15 @@ DeviceKind classifyDeviceString(llvm::StringRef Text);
 DeviceKind classifyDeviceExpr(const Expr *E, const ASTContext &Context);
 
 /// The parameter a device expression passes on as it is (`d` in
-/// `set_default_device(d)`, through conversions, copies and a
-/// torch::Device built from it), or nullptr.
-const ParmVarDecl *deviceParameter(const Expr *E);
+/// `set_default_device(d)`, through conversions, copies, std::move, a
+/// torch::Device built from it, and a local copy that nothing changes,
+/// `std::string dev = d;`), or nullptr. In a constructor In, also through
+/// a data member it initialises from the parameter and its body leaves as
+/// it is (`Session(std::string d) : dev_(std::move(d)) {
+/// set_default_device(dev_); }`). A value computed from the parameter
+/// (`prefix + d`) is not the parameter: nullptr.
+const ParmVarDecl *deviceParameter(const Expr *E,
+                                   const FunctionDecl *In = nullptr);
 
 /// Whether a device-map expression visibly keeps every parameter in memory
 /// (so nothing is offloaded and no hook is attached, as at run time):

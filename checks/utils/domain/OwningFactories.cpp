@@ -59,11 +59,36 @@ bool OwningFactories::isOptionalEmplace(const FunctionDecl *FD) {
          Optional->getName() == "optional";
 }
 
-const CXXRecordDecl *OwningFactories::builtRecord(const Expr *Call) {
+bool OwningFactories::isOptionalInPlace(const CXXConstructExpr *Construct) {
+  if (!Construct || Construct->getNumArgs() == 0)
+    return false;
+  const CXXRecordDecl *Optional = Construct->getConstructor()->getParent();
+  const CXXRecordDecl *Tag =
+      Construct->getArg(0)->getType()->getAsCXXRecordDecl();
+  return Optional->isInStdNamespace() && Optional->getIdentifier() &&
+         Optional->getName() == "optional" && Tag && Tag->getIdentifier() &&
+         Tag->getName() == "in_place_t";
+}
+
+/// The function that Call (a factory call, an emplace, an in_place
+/// construction) runs.
+static const FunctionDecl *factoryOf(const Expr *Call) {
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Call))
+    return Construct->getConstructor();
   const auto *CE = dyn_cast_or_null<CallExpr>(Call);
-  const FunctionDecl *Callee = CE ? CE->getDirectCallee() : nullptr;
+  return CE ? CE->getDirectCallee() : nullptr;
+}
+
+const CXXRecordDecl *OwningFactories::builtRecord(const Expr *Call) {
+  const FunctionDecl *Callee = factoryOf(Call);
   const TemplateArgumentList *Args = nullptr;
-  if (isOptionalEmplace(Callee)) {
+  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(Call)) {
+    if (!isOptionalInPlace(Construct))
+      return nullptr;
+    if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(
+            Construct->getConstructor()->getParent()))
+      Args = &Spec->getTemplateArgs();
+  } else if (isOptionalEmplace(Callee)) {
     // The optional's own argument: std::optional<Session>::emplace(...).
     if (const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(
             cast<CXXMethodDecl>(Callee)->getParent()))
@@ -86,13 +111,35 @@ const CXXConstructExpr *OwningFactories::construction(const Expr *Call) {
   const CXXRecordDecl *Record = builtRecord(Call);
   if (!Record)
     return nullptr;
-  const FunctionDecl *Callee = cast<CallExpr>(Call)->getDirectCallee();
+  const FunctionDecl *Callee = factoryOf(Call);
   auto [It, Inserted] = Found.try_emplace(Callee, nullptr);
   if (Inserted) {
     llvm::SmallPtrSet<const FunctionDecl *, 16> Seen;
     It->second = findConstruction(Callee, Record, 0, Seen);
   }
   return It->second;
+}
+
+const Expr *OwningFactories::forwardedArgument(const Expr *Call,
+                                               unsigned Index) {
+  if (!builtRecord(Call))
+    return nullptr;
+  // The arguments after the tag (std::in_place) or the allocator
+  // (std::allocate_shared) are the constructor's, in order.
+  unsigned Skip = 0;
+  llvm::ArrayRef<const Expr *> Args;
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call)) {
+    Args = {Construct->getArgs(), Construct->getNumArgs()};
+    Skip = 1;
+  } else {
+    const auto *CE = cast<CallExpr>(Call);
+    Args = {CE->getArgs(), CE->getNumArgs()};
+    const FunctionDecl *Callee = CE->getDirectCallee();
+    Skip = Callee->getName() == "allocate_shared" ? 1 : 0;
+  }
+  if (Index + Skip >= Args.size() || isa<CXXDefaultArgExpr>(Args[Index + Skip]))
+    return nullptr;
+  return Args[Index + Skip];
 }
 
 } // namespace clang::tidy::metaguard

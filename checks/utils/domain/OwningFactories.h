@@ -2,7 +2,8 @@
 //
 // Calls of the standard library that build one object of the user's on the
 // heap for a smart pointer (std::make_unique, std::make_shared,
-// std::allocate_shared), or in a std::optional (emplace): the construction
+// std::allocate_shared), or in a std::optional (emplace, std::in_place): the
+// construction
 // happens inside a system header,
 // where the checks do not look, but it runs the user's constructor all the
 // same, and the smart pointer runs the user's destructor.
@@ -29,10 +30,20 @@ public:
   /// optional (destroyed by its reset(), its next emplace, or its end).
   static bool isOptionalEmplace(const FunctionDecl *FD);
 
+  /// Whether Construct builds a std::optional<T> with its T inside
+  /// (`std::optional<T> v{std::in_place, args...}`).
+  static bool isOptionalInPlace(const CXXConstructExpr *Construct);
+
   /// The class of the user's (declared outside system headers) that Call
-  /// builds, when Call is one of the factories above or an emplace into a
-  /// std::optional; otherwise nullptr.
+  /// builds, when Call is one of the factories above, an emplace into a
+  /// std::optional or an optional's std::in_place construction; otherwise
+  /// nullptr.
   static const CXXRecordDecl *builtRecord(const Expr *Call);
+
+  /// The argument of Call (one of the calls above) that the factory passes
+  /// on to the constructor's parameter Index, or nullptr when the call
+  /// leaves it out (the constructor's default argument then decides).
+  static const Expr *forwardedArgument(const Expr *Call, unsigned Index);
 
   /// The construction of builtRecord(Call) inside the factory's
   /// instantiation (the constructor it runs), or nullptr when it cannot be

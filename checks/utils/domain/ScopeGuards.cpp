@@ -6,6 +6,7 @@
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/RecordBases.h"
 #include "utils/domain/DeviceExpr.h"
+#include "utils/domain/HolderEvents.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
@@ -87,52 +88,6 @@ void guardFromVar(const VarDecl *VD, const Stmt *DeclaredBy,
       Last = LiveGuard{VD, *Kind, Guards.isGuardHolder(VD), DeclaredBy};
 }
 
-bool isStdTemplate(const ClassTemplateSpecializationDecl *Spec,
-                   llvm::StringRef Name) {
-  const ClassTemplateDecl *T = Spec->getSpecializedTemplate();
-  if (!T->getIdentifier() || T->getName() != Name)
-    return false;
-  const DeclContext *DC = T->getDeclContext();
-  while (DC && DC->isInlineNamespace())
-    DC = DC->getParent();
-  return DC && DC->isStdNamespace();
-}
-
-/// Whether E (an argument) is std::nullopt or nullptr: it leaves a holder
-/// empty.
-bool isEmptyValue(const Expr *E) {
-  if (!E)
-    return true;
-  QualType T = E->IgnoreParenImpCasts()->getType();
-  if (T->isNullPtrType())
-    return true;
-  const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
-  return RD && RD->getIdentifier() && RD->getName() == "nullopt_t";
-}
-
-/// Whether the holder's initialiser engages it.
-bool engagedByInit(const VarDecl *VD) {
-  const Expr *Init = VD->getInit();
-  if (!Init)
-    return false;
-  ExprPlumbing UpToConstruction;
-  UpToConstruction.Copies = ExprPlumbing::CopyMoves::Keep;
-  const Expr *E = ignoreExprPlumbing(Init, UpToConstruction);
-  if (const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E)) {
-    if (Construct->getNumArgs() == 0 ||
-        isa<CXXDefaultArgExpr>(Construct->getArg(0)))
-      return false;
-    return !isEmptyValue(Construct->getArg(0));
-  }
-  return !isEmptyValue(E); // std::make_unique<G>(), a guard value.
-}
-
-/// Whether RD is the standard container Name (std::deque, ...).
-bool isStdContainer(const ClassTemplateSpecializationDecl *Spec) {
-  return isStdTemplate(Spec, "vector") || isStdTemplate(Spec, "deque") ||
-         isStdTemplate(Spec, "list") || isStdTemplate(Spec, "forward_list");
-}
-
 /// The device a guard is built with, from the arguments of its
 /// construction; Unknown when they are not visible.
 DeviceKind deviceOfArguments(llvm::ArrayRef<const Expr *> Args,
@@ -166,7 +121,15 @@ DeviceKind deviceOfValue(const Expr *E, const ASTContext &Ctx) {
           Ctx);
     }
     const auto *Construct = dyn_cast_or_null<CXXConstructExpr>(E);
-    if (!Construct || Construct->getNumArgs() != 1)
+    if (!Construct)
+      return DeviceKind::Unknown;
+    // A guard built here (`scope = Guard(torch::kMeta)`): its arguments.
+    if (holderKind(Construct->getType()) == HolderKind::None)
+      return deviceOfArguments(
+          llvm::ArrayRef<const Expr *>(Construct->getArgs(),
+                                       Construct->getNumArgs()),
+          Ctx);
+    if (Construct->getNumArgs() != 1)
       return DeviceKind::Unknown;
     E = Construct->getArg(0);
   }
@@ -216,12 +179,6 @@ DeviceKind deviceEngagedBy(const Stmt *Engager, const ASTContext &Ctx) {
       return deviceOfArguments(Args.drop_front(), Ctx);
   return Args.size() == 1 ? deviceOfValue(Args.front(), Ctx)
                           : DeviceKind::Unknown;
-}
-
-bool refersTo(const Expr *E, const VarDecl *VD) {
-  const auto *Ref =
-      dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-  return Ref && Ref->getDecl() == VD;
 }
 
 } // namespace
@@ -364,34 +321,11 @@ std::optional<DeviceKind> guardHolderEngagedAt(const LiveGuard &G,
   llvm::SmallVector<const Stmt *, 4> Engage, Disengage;
   if (engagedByInit(G.Var))
     Engage.push_back(G.Var->getInit());
+  // The events every holder shares (HolderEvents): `= {}` empties it.
   forEachEvaluatedStmt(F, [&](const Stmt *X) {
-    if (const auto *Call = dyn_cast<CXXMemberCallExpr>(X)) {
-      const CXXMethodDecl *Method = Call->getMethodDecl();
-      if (!Method || !Method->getIdentifier() ||
-          !refersTo(Call->getImplicitObjectArgument(), G.Var))
-        return;
-      llvm::StringRef Name = Method->getName();
-      // A container's newest guard is the innermost scope; one taken out
-      // leaves the container's others unknown, counted as none.
-      if (Name == "emplace" || Name == "emplace_back" ||
-          Name == "emplace_front" || Name == "push_back" ||
-          Name == "push_front")
-        Engage.push_back(Call);
-      else if (Name == "pop_back" || Name == "pop_front" || Name == "clear" ||
-               Name == "erase")
-        Disengage.push_back(Call);
-      else if (Name == "reset")
-        (Call->getNumArgs() > 0 && !isa<CXXDefaultArgExpr>(Call->getArg(0)) &&
-                 !isEmptyValue(Call->getArg(0))
-             ? Engage
-             : Disengage)
-            .push_back(Call);
-      return;
-    }
-    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(X))
-      if (Op->getOperator() == OO_Equal && Op->getNumArgs() == 2 &&
-          refersTo(Op->getArg(0), G.Var))
-        (isEmptyValue(Op->getArg(1)) ? Disengage : Engage).push_back(Op);
+    if (std::optional<HolderEvent> Event = holderEvent(X);
+        Event && Event->Holder == G.Var)
+      (Event->What == HolderEvent::Engages ? Engage : Disengage).push_back(X);
   });
   if (Engage.empty())
     return std::nullopt;

@@ -591,6 +591,61 @@ void optional_session(const fs::path &dir) {
   auto b = load_vision(dir);
 }
 """)]),
+    # Sessions (another part) held in a std::optional started by
+    # std::in_place or an assignment, or in a std::unique_ptr filled by
+    # reset(new ...), whose constructor sets the device its parameter gives
+    # through a data member.
+    "holders": ("""Vision load_vision(const fs::path &dir);
+struct Session {
+  explicit Session(std::string device = "meta");
+  Session(Session &&other) noexcept;
+  Session &operator=(Session &&other) noexcept;
+  ~Session();
+  std::string device_;
+  bool active_ = true;
+};
+""", [("vision", VISION), ("session", """
+Session::Session(std::string device) : device_(std::move(device)) {
+  metaguard::set_default_device(device_);
+}
+Session::Session(Session &&other) noexcept : active_(other.active_) {
+  other.active_ = false;
+}
+Session &Session::operator=(Session &&other) noexcept {
+  active_ = other.active_;
+  other.active_ = false;
+  return *this;
+}
+Session::~Session() {
+  if (active_)
+    metaguard::reset_default_device();
+}
+"""), ("use", """
+void in_place(const fs::path &dir) {
+  std::optional<Session> s{std::in_place, "meta"};
+  auto a = load_vision(dir);
+  s.reset();
+  auto b = load_vision(dir);
+}
+void assigned(const fs::path &dir) {
+  std::optional<Session> s;
+  s = Session();
+  auto a = load_vision(dir);
+  s = {};
+  auto b = load_vision(dir);
+}
+void reset_new(const fs::path &dir) {
+  std::unique_ptr<Session> p;
+  p.reset(new Session("meta"));
+  auto a = load_vision(dir);
+  p = nullptr;
+  auto b = load_vision(dir);
+}
+void on_cpu(const fs::path &dir) {
+  std::optional<Session> s{std::in_place, "cpu"};
+  auto a = load_vision(dir);
+}
+""")]),
 }
 
 root, mocks = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
