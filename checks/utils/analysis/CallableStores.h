@@ -35,12 +35,22 @@ bool isStdFunctionType(QualType T);
 /// whose element it is (`t[k]`, `t.at(k)`, `t.find(k)->second`,
 /// `it->second` / `(*it).second` for a local iterator `it = t.find(k)`, the
 /// value bound by `for (auto &[name, make] : t)` or `entry.second` in
-/// `for (auto &entry : t)`). nullptr otherwise.
+/// `for (auto &entry : t)`). A table reached through a helper that returns
+/// a reference to it (`registry().at(k)`), or the static local such a
+/// helper returns, is keyed by the helper; a table parameter and an
+/// iterator data member (`it_->second`) are slots of their own, holding
+/// what the tables behind them hold (CallableStores::sourcesOf). nullptr
+/// otherwise.
 const ValueDecl *callableSlotOf(const Expr *E);
 
 /// The index of the stores of one translation unit.
 class CallableStores {
 public:
+  using StoreMap =
+      llvm::DenseMap<const ValueDecl *,
+                     llvm::SmallSetVector<const FunctionDecl *, 4>>;
+  struct Pending;
+
   explicit CallableStores(ASTContext &Context) : Context(Context) {}
 
   /// The functions (lambda call operators included) that E, a std::function
@@ -67,15 +77,31 @@ public:
                               llvm::ArrayRef<const FunctionDecl *>)>
           Fn);
 
+  /// The tables whose stores Slot holds: for a table parameter, the tables
+  /// every call site passes; for an iterator member, the tables it is set
+  /// from; Slot itself for other slots. What other translation units'
+  /// stores are looked up by.
+  llvm::SmallVector<const ValueDecl *, 2> sourcesOf(const ValueDecl *Slot);
+
 private:
   void index();
+  /// Stores given through a parameter: what its call sites pass.
+  void resolveParameterStores(Pending &Work);
+  /// Table parameters: what the tables their call sites pass hold, when
+  /// every call site passes a known one.
+  void resolveTableParameters(Pending &Work);
+  /// Iterator members: what the tables they are set from hold.
+  void resolveIteratorMembers(Pending &Work);
+  /// Adds what From holds to To.
+  void addStores(const ValueDecl *To, const ValueDecl *From);
 
   ASTContext &Context;
   bool Indexed = false;
   /// By slot: the functions stored into it.
-  llvm::DenseMap<const ValueDecl *,
-                 llvm::SmallSetVector<const FunctionDecl *, 4>>
-      Stored;
+  StoreMap Stored;
+  /// By table parameter and iterator member: the tables behind it.
+  llvm::DenseMap<const ValueDecl *, llvm::SmallVector<const ValueDecl *, 2>>
+      Sources;
 };
 
 } // namespace clang::tidy::metaguard

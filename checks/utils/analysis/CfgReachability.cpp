@@ -2,6 +2,7 @@
 
 #include "utils/analysis/CfgReachability.h"
 #include "utils/ClangCompat.h"
+#include "utils/analysis/ThrowingExprs.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -39,35 +40,34 @@ CfgReachability::build(const Decl *D, const Stmt *Body, ASTContext &Context) {
 }
 
 void CfgReachability::indexTryBlocks() {
-  // Each statement the CFG evaluates belongs to the try blocks around it.
+  // Each element that may throw is where an exception into the handlers of
+  // the try blocks around it may come from.
+  llvm::DenseMap<const CXXTryStmt *, unsigned> Dispatches;
+  for (const CFGBlock *Dispatch :
+       llvm::make_range(Graph->try_blocks_begin(), Graph->try_blocks_end()))
+    if (const auto *Try =
+            dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt()))
+      Dispatches[Try] = Dispatch->getBlockID();
   for (const CFGBlock *Block : *Graph) {
     if (!Block)
       continue;
-    llvm::SmallPtrSet<const CXXTryStmt *, 2> Tries;
+    unsigned Index = 0;
     for (const CFGElement &Element : *Block) {
+      Position At{Block->getBlockID(), Index++};
       compat::Optional<CFGStmt> S = Element.getAs<CFGStmt>();
-      if (!S)
+      if (!S || !mayThrow(S->getStmt()))
         continue;
       const Stmt *Child = S->getStmt();
       for (unsigned Steps = 0; Child && Steps < 256; ++Steps) {
         const Stmt *Parent = Parents.parent(Child);
         if (const auto *Try = dyn_cast_or_null<CXXTryStmt>(Parent);
             Try && Try->getTryBlock() == Child)
-          Tries.insert(Try);
+          if (auto It = Dispatches.find(Try); It != Dispatches.end())
+            ThrowPoints[It->second].push_back(At);
         Child = Parent;
       }
     }
-    for (const CFGBlock *Dispatch :
-         llvm::make_range(Graph->try_blocks_begin(), Graph->try_blocks_end()))
-      if (Tries.count(
-              dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt())))
-        TryBodies[Dispatch->getBlockID()].push_back(Block->getBlockID());
   }
-}
-
-bool CfgReachability::insideTryBlock(const Stmt *S,
-                                     const CXXTryStmt *Try) const {
-  return Parents.isInside(S, Try->getTryBlock());
 }
 
 CfgReachability::CfgReachability(std::unique_ptr<CFG> G, const Stmt *Body,
@@ -191,17 +191,13 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
 
   // Scans Block backwards from element End (exclusive). Returns 1 for a gen
   // (stored in Found), 0 for a kill, -1 if the scan passed the whole range.
-  // On the way into a handler of Ignored, its try block's kills do not count.
-  auto Scan = [&](unsigned Block, unsigned End, const Stmt *&Found,
-                  const CXXTryStmt *Ignored) -> int {
+  auto Scan = [&](unsigned Block, unsigned End, const Stmt *&Found) -> int {
     auto It = Events.find(Block);
     if (It == Events.end())
       return -1;
     const Event *Best = nullptr;
     for (const Event &E : It->second) {
       if (E.Index >= End)
-        continue;
-      if (Ignored && !E.IsGen && insideTryBlock(E.S, Ignored))
         continue;
       // Latest element wins; at the same element a kill wins over a gen.
       if (!Best || E.Index > Best->Index ||
@@ -216,49 +212,39 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
 
   const unsigned NumBlocks = Graph->getNumBlockIDs();
   llvm::BitVector Visited(NumBlocks);
-  // Blocks visited on the way into a handler, by the try whose kills are
-  // ignored there.
-  llvm::DenseSet<std::pair<unsigned, const CXXTryStmt *>> VisitedIgnoring;
+  // The points that may throw already followed into a handler.
+  llvm::DenseSet<std::pair<unsigned, unsigned>> VisitedThrows;
   struct Item {
     const CFGBlock *Block;
-    const CXXTryStmt *Ignored;
+    unsigned End; ///< Scanned backwards from this element (exclusive).
   };
   llvm::SmallVector<Item, 16> Worklist;
   const CFGBlock *Entry = &Graph->getEntry();
 
-  auto Push = [&](const CFGBlock *P, const CXXTryStmt *Ignored) {
-    if (!P)
+  auto Push = [&](const CFGBlock *P) {
+    if (!P || Visited.test(P->getBlockID()))
       return;
-    const unsigned Id = P->getBlockID();
-    if (Ignored) {
-      if (!VisitedIgnoring.insert({Id, Ignored}).second)
-        return;
-    } else {
-      if (Visited.test(Id))
-        return;
-      Visited.set(Id);
-    }
-    Worklist.push_back({P, Ignored});
+    Visited.set(P->getBlockID());
+    Worklist.push_back({P, static_cast<unsigned>(P->size())});
   };
-  auto PushPreds = [&](const CFGBlock *Block, const CXXTryStmt *Ignored) {
+  auto PushPreds = [&](const CFGBlock *Block) {
     for (const CFGBlock::AdjacentBlock &Pred : Block->preds())
-      Push(Pred.getReachableBlock(), Ignored);
-    // A handler is entered from anywhere in its try block.
+      Push(Pred.getReachableBlock());
+    // A handler is entered from each point of its try block that may throw,
+    // with the state just before that point.
     if (Through != Paths::WithHandlers ||
         !isa_and_nonnull<CXXCatchStmt>(Block->getLabel()))
       return;
     for (const CFGBlock::AdjacentBlock &Pred : Block->preds()) {
       const CFGBlock *Dispatch = Pred.getReachableBlock();
-      const auto *Try =
-          Dispatch ? dyn_cast_or_null<CXXTryStmt>(Dispatch->getTerminatorStmt())
-                   : nullptr;
-      auto Body =
-          Try ? TryBodies.find(Dispatch->getBlockID()) : TryBodies.end();
-      if (Body == TryBodies.end())
+      auto Points = Dispatch ? ThrowPoints.find(Dispatch->getBlockID())
+                             : ThrowPoints.end();
+      if (Points == ThrowPoints.end())
         continue;
-      for (unsigned Id : Body->second)
-        if (Id < ById.size())
-          Push(ById[Id], Try);
+      for (Position P : Points->second)
+        if (P.Block < ById.size() && ById[P.Block] &&
+            VisitedThrows.insert({P.Block, P.Index}).second)
+          Worklist.push_back({ById[P.Block], P.Index});
     }
   };
 
@@ -267,20 +253,11 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
       TargetPos.Block < ById.size() ? ById[TargetPos.Block] : nullptr;
   if (!TargetBlock)
     return std::nullopt;
-  const Stmt *Found = nullptr;
-  int R = Scan(TargetPos.Block, TargetPos.Index, Found, nullptr);
-  if (R == 1)
-    return Reach{Found};
-  if (R == 0)
-    return std::nullopt;
-  if (TargetBlock == Entry && EntryIsGen)
-    return Reach{nullptr};
-  PushPreds(TargetBlock, nullptr);
-
+  Worklist.push_back({TargetBlock, TargetPos.Index});
   while (!Worklist.empty()) {
-    const auto [Block, Ignored] = Worklist.pop_back_val();
-    Found = nullptr;
-    R = Scan(Block->getBlockID(), Block->size(), Found, Ignored);
+    const auto [Block, End] = Worklist.pop_back_val();
+    const Stmt *Found = nullptr;
+    int R = Scan(Block->getBlockID(), End, Found);
     if (R == 1)
       return Reach{Found};
     if (R == 0)
@@ -290,7 +267,7 @@ CfgReachability::search(Position TargetPos, llvm::ArrayRef<const Stmt *> Gens,
         return Reach{nullptr};
       continue;
     }
-    PushPreds(Block, Ignored);
+    PushPreds(Block);
   }
   return std::nullopt;
 }

@@ -9,8 +9,12 @@
 //
 // Clang's CFG has no edges for exceptions: a catch handler is unreachable.
 // A query may ask for the paths through handlers too (Paths::WithHandlers):
-// an exception may leave its try block anywhere, so on the way into a
-// handler the kills inside that try block do not count, while its gens do.
+// an exception leaves its try block at a call that may throw (its callee's
+// type is not noexcept), a throw-expression, a new-expression or a
+// dynamic_cast to a reference, so a handler is entered from each of these
+// with the state just before it (a call that throws has not done its
+// work: a reset that throws resets nothing, a setter that throws sets
+// nothing).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +48,8 @@ public:
   enum class Paths {
     /// The CFG's edges: catch handlers are never entered.
     Normal,
-    /// Also from anywhere in a try block into its catch handlers, the try
-    /// block's kills not counting on that way (it may throw before them).
+    /// Also into a try block's catch handlers, from each point of the try
+    /// block that may throw (with the state just before it).
     WithHandlers,
   };
 
@@ -124,10 +128,9 @@ private:
   search(Position Target, llvm::ArrayRef<const Stmt *> Gens,
          llvm::ArrayRef<const Stmt *> Kills, bool EntryIsGen,
          llvm::ArrayRef<const Expr *> Ended, Paths Through) const;
-  /// Indexes the try blocks (only for CFGs that have some).
+  /// Indexes the points that may throw of each try block (only for CFGs
+  /// that have some).
   void indexTryBlocks();
-  /// Whether S is inside the try block (not a handler) of Try.
-  bool insideTryBlock(const Stmt *S, const CXXTryStmt *Try) const;
 
   std::unique_ptr<CFG> Graph;
   const Stmt *Body;
@@ -140,9 +143,9 @@ private:
   llvm::DenseMap<const Stmt *, llvm::SmallVector<Position, 1>> TemporaryEnds;
   StmtParents Parents;
   std::vector<const CFGBlock *> ById;
-  /// Try dispatch block -> the blocks that evaluate a statement of its try
-  /// block (where an exception into its handlers may come from).
-  llvm::DenseMap<unsigned, llvm::SmallVector<unsigned, 8>> TryBodies;
+  /// Try dispatch block -> the elements of its try block that may throw
+  /// (where an exception into its handlers comes from).
+  llvm::DenseMap<unsigned, llvm::SmallVector<Position, 8>> ThrowPoints;
 };
 
 /// Builds each function's CFG once and keeps it for the translation unit.

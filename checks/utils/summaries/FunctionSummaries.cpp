@@ -5,6 +5,7 @@
 #include "utils/analysis/NameList.h"
 #include "utils/domain/LoaderCalls.h"
 
+#include "clang/AST/ASTLambda.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/Basic/FileManager.h"
@@ -178,7 +179,8 @@ SummaryTable::callTargets(const Expr *Call) {
     return Targets;
   Targets.push_back(Callee);
   if (const ValueDecl *Slot = storedSlot(Call))
-    SlotsUsed.insert(Slot);
+    for (const ValueDecl *Source : Stores.sourcesOf(Slot))
+      SlotsUsed.insert(Source);
   for (const FunctionDecl *Target : Stores.callTargets(Call))
     if (!llvm::is_contained(Targets, Target))
       Targets.push_back(Target);
@@ -210,9 +212,12 @@ SummaryTable::externalTargets(const Expr *Call) {
   if (const CXXMethodDecl *Method = virtualCallee(Call);
       Method && ExternalOverrides)
     Found = ExternalOverrides(usrOf(Method->getCanonicalDecl()));
-  else if (const ValueDecl *Slot = storedSlot(Call);
-           Slot && ExternalStores)
-    Found = ExternalStores(usrOf(Slot));
+  else if (const ValueDecl *Slot = storedSlot(Call); Slot && ExternalStores)
+    // A table parameter or an iterator member: the tables behind it.
+    for (const ValueDecl *Source : Stores.sourcesOf(Slot))
+      for (const FunctionSummary *S : ExternalStores(usrOf(Source)))
+        if (!llvm::is_contained(Found, S))
+          Found.push_back(S);
   if (Found.empty())
     return Result;
   // An override or stored function declared here is a target already
@@ -347,7 +352,10 @@ void SummaryTable::forEachComputed(
       continue;
     if (E->Summary.USR.empty()) {
       E->Summary.USR = usrOf(FD);
-      E->Summary.Name = qualifiedNameOf(FD);
+      // A lambda stored into a table another file calls through is named
+      // in messages as in its own file.
+      E->Summary.Name =
+          isLambdaCallOperator(FD) ? displayName(FD) : qualifiedNameOf(FD);
     }
     Fn(FD, E->Summary);
   }

@@ -215,6 +215,9 @@ bool WholeProgramFacts::sharedAcrossFiles(const ValueDecl *Slot) const {
     return false;
   if (isa<FieldDecl>(Slot))
     return true;
+  // A helper that returns a reference to a table (a registry).
+  if (const auto *Helper = dyn_cast<FunctionDecl>(Slot))
+    return Helper->isExternallyVisible();
   const auto *Var = dyn_cast<VarDecl>(Slot);
   return Var && !Var->isLocalVarDeclOrParm() && Var->isExternallyVisible();
 }
@@ -295,7 +298,21 @@ void WholeProgramFacts::exportTable(
   if (exporting() && Context) {
     SummaryTable &T = Table(*Context);
     llvm::DenseSet<const FunctionDecl *> Exported;
-    for (const FunctionDecl *FD : Definitions) {
+    // What is stored into a slot another TU calls through is reached there
+    // by its USR, from the stores facts: a lambda or a function of this
+    // file only (a registration's lambda) is exported too.
+    std::vector<const FunctionDecl *> ToExport(Definitions.begin(),
+                                               Definitions.end());
+    T.callableStores().forEachStore(
+        [&](const ValueDecl *Slot,
+            llvm::ArrayRef<const FunctionDecl *> Stored) {
+          if (sharedAcrossFiles(Slot))
+            for (const FunctionDecl *FD : Stored)
+              if (FD->hasBody() && !FD->isDependentContext() &&
+                  !SM->isInSystemHeader(FD->getLocation()))
+                ToExport.push_back(FD);
+        });
+    for (const FunctionDecl *FD : ToExport) {
       const FunctionDecl *Def = FD->getDefinition() ? FD->getDefinition() : FD;
       Exported.insert(Def);
       for (const FacetKind *K : Facets)

@@ -121,7 +121,8 @@ private:
   /// the standard library's or LibTorch's (known by name, not by summary).
   void addUse(const FunctionDecl *FD);
   /// Whether another TU can name Slot (a data member, a variable with
-  /// external linkage): its stores and calls through it are facts.
+  /// external linkage, a helper with external linkage that returns a
+  /// table): its stores and calls through it are facts.
   bool sharedAcrossFiles(const ValueDecl *Slot) const;
 };
 

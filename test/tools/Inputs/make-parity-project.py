@@ -224,6 +224,31 @@ void build_all(const fs::path &dir) {
   metaguard::reset_default_device();
 }
 """)]),
+    # A registry: a table a helper returns a reference to (a static local),
+    # filled by a namespace-scope initialiser with a lambda in one part and
+    # called through the helper in another: the table is known by the
+    # helper, and the lambda's summary travels with the stores.
+    "registries": ("""Vision load_vision(const fs::path &dir);
+using Registry = std::map<std::string, std::function<Vision(const fs::path &)>>;
+Registry &registry();
+""", [("vision", VISION), ("registry", """
+Registry &registry() {
+  static Registry r;
+  return r;
+}
+static bool registered =
+    (registry()["bert"] = [](const fs::path &dir) { return load_vision(dir); }, true);
+"""), ("use", """
+Vision build(const std::string &name, const fs::path &dir) {
+  auto guard = metaguard::init_empty_weights();
+  return registry().at(name)(dir);
+}
+void build_found(const std::string &name, const fs::path &dir) {
+  metaguard::set_default_device("meta");
+  registry().find(name)->second(dir);
+  metaguard::reset_default_device();
+}
+""")]),
     # RAII sessions: a constructor sets the default device, the destructor
     # (in a third part) resets it; one destructor is never defined.
     "sessions": ("""struct ScopedSession {
