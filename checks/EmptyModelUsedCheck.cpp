@@ -75,9 +75,9 @@ void EmptyModelUsedCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
 void EmptyModelUsedCheck::registerMatchers(MatchFinder *Matches) {
   Facts.registerMatchers(Matches);
   // A model is built empty where the meta device is ambient, or by a
-  // function of the user's whose summary says so: both are among the places
-  // these match.
-  Ambient.registerSourceMatchers(Matches, this);
+  // function of the user's whose summary says so: both are among the user's
+  // calls and variables, matched once for every metaguard check.
+  UserCode = UserCodeMatchers::subscribe(Matches, this);
 }
 
 void EmptyModelUsedCheck::check(const MatchFinder::MatchResult &Result) {

@@ -17,6 +17,7 @@
 #include "EmptyModelFinder.h"
 #include "EmptyModelReporter.h"
 #include "utils/ClangCompat.h"
+#include "utils/analysis/UserCodeMatchers.h"
 #include "utils/domain/AmbientDevice.h"
 #include "utils/summaries/WholeProgram.h"
 
@@ -57,6 +58,8 @@ private:
   std::shared_ptr<SummaryTable> Summaries;
   /// Whole-program mode: SummaryFile / ExportSummaries.
   WholeProgramFacts Facts;
+  /// The matches check() receives.
+  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard

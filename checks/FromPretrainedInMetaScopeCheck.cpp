@@ -16,11 +16,6 @@ namespace {
 /// CallDepth only caps how many of the user's calls a finding may span.
 constexpr unsigned DefaultCallDepth = 64;
 
-/// A loader: a LoaderFunctions name or a METAGUARD_LOADS_WEIGHTS function.
-AST_MATCHER_P(FunctionDecl, isLoader, const LoaderMatcher *, Loaders) {
-  return Loaders->isLoader(&Node);
-}
-
 } // namespace
 
 FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
@@ -61,27 +56,24 @@ void FromPretrainedInMetaScopeCheck::storeOptions(
 
 void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Matches) {
   Facts.registerMatchers(Matches);
-  // Every function with a source of meta state is analysed once.
-  Ambient.registerSourceMatchers(Matches, this);
-  // Loaders whose implementation is visible: do they build the model on
-  // meta in a way that makes the model's own nested loads run there?
-  Matches->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()),
-               callee(functionDecl(isLoader(&Ambient.loaders()))))
-          .bind("loader-call"),
-      this);
+  // Every function with a source of meta state is analysed once, and
+  // loaders whose implementation is visible are looked into: both start
+  // from the user's calls and variables, matched once for every metaguard
+  // check.
+  UserCode = UserCodeMatchers::subscribe(Matches, this);
 }
 
 void FromPretrainedInMetaScopeCheck::check(
     const MatchFinder::MatchResult &Result) {
   ASTContext &Context = *Result.Context;
-  if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("loader-call")) {
-    Finder.checkLoaderBuildsOnMeta(Call, Context);
-    return;
-  }
   for (const EnclosingFunction &Fn :
        Ambient.functionsWithSource(Result, summaries(Context)))
     Finder.analyzeFunction(Fn.Function, Fn.Lambda, Context);
+  // A loader whose implementation is visible: does it build the model on
+  // meta in a way that makes the model's own nested loads run there?
+  if (const CallExpr *Call = UserCodeMatchers::call(Result);
+      Call && Ambient.loaders().isLoader(UserCodeMatchers::callee(Result)))
+    Finder.checkLoaderBuildsOnMeta(Call, Context);
 }
 
 void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {

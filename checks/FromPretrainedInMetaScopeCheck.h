@@ -13,6 +13,7 @@
 #include "MetaScopeLoadFinder.h"
 #include "MetaScopeLoadReporter.h"
 #include "utils/ClangCompat.h"
+#include "utils/analysis/UserCodeMatchers.h"
 #include "utils/domain/AmbientDevice.h"
 #include "utils/domain/ReturnedOptions.h"
 #include "utils/summaries/WholeProgram.h"
@@ -66,6 +67,8 @@ private:
   std::shared_ptr<SummaryTable> Summaries;
   /// Whole-program mode: SummaryFile / ExportSummaries.
   WholeProgramFacts Facts;
+  /// The matches check() receives.
+  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard

@@ -68,16 +68,14 @@ void OffloadedParameterMoveCheck::registerMatchers(MatchFinder *Finder) {
   Facts.registerMatchers(Finder);
   // A function is analysed when something in it may dispatch a model: a
   // DispatchFunctions call, a loader call (whose options decide later), or a
-  // call to a function that returns a dispatched model.
-  Finder->addMatcher(
-      callExpr(unless(isExpansionInSystemHeader()), callee(functionDecl()))
-          .bind("call"),
-      this);
+  // call to a function that returns a dispatched model. The user's calls
+  // are matched once for every metaguard check.
+  UserCode = UserCodeMatchers::subscribe(Finder, this);
 }
 
 void OffloadedParameterMoveCheck::check(
     const MatchFinder::MatchResult &Result) {
-  const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call");
+  const CallExpr *Call = UserCodeMatchers::call(Result);
   if (Call && Analysis.mayDispatch(Call, *Result.Context))
     Analysis.analyzeEnclosingFunction(Call, *Result.Context);
 }

@@ -18,6 +18,7 @@
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
 #include "utils/ClangCompat.h"
+#include "utils/analysis/UserCodeMatchers.h"
 #include "utils/summaries/WholeProgram.h"
 
 #include "clang-tidy/ClangTidyCheck.h"
@@ -49,6 +50,8 @@ private:
   WholeProgramFacts Facts;
   OffloadedParameterReporter Report;
   OffloadedParameterFinder Analysis;
+  /// The matches check() receives.
+  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard

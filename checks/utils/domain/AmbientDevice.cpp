@@ -6,12 +6,12 @@
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/LocalVariables.h"
 #include "utils/analysis/NameList.h"
+#include "utils/analysis/UserCodeMatchers.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/DeviceFacts.h"
 #include "utils/domain/HolderEvents.h"
 
 #include "clang/AST/ExprCXX.h"
-#include "clang/ASTMatchers/ASTMatchers.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -39,30 +39,11 @@ template <class Fn> bool anyEnclosingFunction(const FunctionDecl *FD, Fn Pred) {
   return false;
 }
 
-AST_MATCHER_P(clang::VarDecl, isMetaGuard, const ScopeGuardClassifier *,
-              Guards) {
-  // A holder of a DeviceScope is meta where a meta guard engages it.
-  std::optional<DeviceKind> Kind = Guards->classify(&Node);
-  return Kind && (*Kind == DeviceKind::Meta || Guards->isGuardHolder(&Node));
-}
-
-/// A construction that runs a constructor of the user's inside a system
-/// header: `std::optional<Session> s{std::in_place, ...}`.
-AST_MATCHER(clang::CXXConstructExpr, buildsObjectOfTheUsers) {
-  return OwningFactories::builtRecord(&Node) != nullptr;
-}
-
-AST_MATCHER_P(clang::ParmVarDecl, isMetaGuardParameter,
-              const ScopeGuardClassifier *, Guards) {
-  return Guards->isMetaGuardParameter(&Node);
-}
-
 /// The argument of Call for the callee's parameter Index (a default
 /// argument the call leaves out included), or nullptr.
 const Expr *callArgument(const Expr *Call, unsigned Index) {
   if (const auto *Construct = dyn_cast<CXXConstructExpr>(Call))
-    return Index < Construct->getNumArgs() ? Construct->getArg(Index)
-                                           : nullptr;
+    return Index < Construct->getNumArgs() ? Construct->getArg(Index) : nullptr;
   const auto *CE = dyn_cast<CallExpr>(Call);
   if (!CE)
     return nullptr;
@@ -119,55 +100,26 @@ const CXXCatchStmt *handlerWithoutReset(const Stmt *Gen,
   return nullptr;
 }
 
-// The names the source matchers bind, distinct from those of the checks.
-constexpr llvm::StringLiteral GuardNode = "ambient-guard";
-constexpr llvm::StringLiteral CallNode = "ambient-call";
-constexpr llvm::StringLiteral CalleeNode = "ambient-callee";
-constexpr llvm::StringLiteral ConstructNode = "ambient-construct";
-
 } // namespace
 
-void AmbientDevice::registerSourceMatchers(
-    ast_matchers::MatchFinder *Finder,
-    ast_matchers::MatchFinder::MatchCallback *Callback) {
-  using namespace ast_matchers;
-  // Every function with a source of meta state is analysed once: a local
-  // guard variable, a default-device setter call, or a scope-function call.
-  Finder->addMatcher(varDecl(hasLocalStorage(), unless(parmVarDecl()),
-                             unless(isExpansionInSystemHeader()),
-                             isMetaGuard(&Guards))
-                         .bind(GuardNode),
-                     Callback);
+bool AmbientDevice::isSourceGuard(const VarDecl *Var) const {
   // A guard passed by reference: the function runs inside its scope.
-  Finder->addMatcher(parmVarDecl(unless(isExpansionInSystemHeader()),
-                                 isMetaGuardParameter(&Guards))
-                         .bind(GuardNode),
-                     Callback);
-  // Every call in the user's code, sorted out in functionsWithSource: one
-  // matcher rather than one per kind of callee, since each is tried on
-  // every call of the translation unit (LibTorch's headers included).
-  Finder->addMatcher(callExpr(unless(isExpansionInSystemHeader()),
-                              callee(functionDecl().bind(CalleeNode)))
-                         .bind(CallNode),
-                     Callback);
-  // A constructor of the user's that may leave the default device meta,
-  // also one a std::optional's std::in_place constructor runs.
-  Finder->addMatcher(
-      cxxConstructExpr(unless(isExpansionInSystemHeader()),
-                       anyOf(hasDeclaration(cxxConstructorDecl(
-                                 unless(isExpansionInSystemHeader()))),
-                             buildsObjectOfTheUsers()))
-          .bind(ConstructNode),
-      Callback);
+  if (const auto *Param = dyn_cast<ParmVarDecl>(Var))
+    return Guards.isMetaGuardParameter(Param);
+  // A local guard variable; a holder of a DeviceScope is meta where a meta
+  // guard engages it.
+  if (!Var->hasLocalStorage())
+    return false;
+  std::optional<DeviceKind> Kind = Guards.classify(Var);
+  return Kind && (*Kind == DeviceKind::Meta || Guards.isGuardHolder(Var));
 }
 
 const Expr *AmbientDevice::matchedCall(
     const ast_matchers::MatchFinder::MatchResult &Result) {
-  if (const auto *Construct =
-          Result.Nodes.getNodeAs<CXXConstructExpr>(ConstructNode))
+  if (const CXXConstructExpr *Construct = UserCodeMatchers::construct(Result))
     return Construct;
-  const auto *Call = Result.Nodes.getNodeAs<CallExpr>(CallNode);
-  const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>(CalleeNode);
+  const CallExpr *Call = UserCodeMatchers::call(Result);
+  const FunctionDecl *Callee = UserCodeMatchers::callee(Result);
   if (!Call || !Callee)
     return nullptr;
   // A function of the user's (not a setter), or std::make_unique<Session>()
@@ -184,12 +136,13 @@ llvm::SmallVector<EnclosingFunction, 2> AmbientDevice::functionsWithSource(
     const ast_matchers::MatchFinder::MatchResult &Result, SummaryTable &Table) {
   ASTContext &Context = *Result.Context;
   llvm::SmallVector<EnclosingFunction, 2> Found;
-  if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>(GuardNode)) {
-    Found.push_back(Functions.enclosing(Var, Context));
+  if (const VarDecl *Var = UserCodeMatchers::var(Result)) {
+    if (isSourceGuard(Var))
+      Found.push_back(Functions.enclosing(Var, Context));
     return Found;
   }
-  const auto *Call = Result.Nodes.getNodeAs<CallExpr>(CallNode);
-  const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>(CalleeNode);
+  const CallExpr *Call = UserCodeMatchers::call(Result);
+  const FunctionDecl *Callee = UserCodeMatchers::callee(Result);
   if (Call && isSetter(Callee)) {
     if (Call->getNumArgs() > 0 &&
         classifyDeviceExpr(Call->getArg(0), Context) == DeviceKind::Meta)
@@ -282,8 +235,7 @@ AmbientDevice::helperEffect(const Expr *Call, SummaryTable &Table,
     // A pure virtual method without a body never runs: a virtual call
     // dispatches to an override.
     if (const auto *Method = dyn_cast<CXXMethodDecl>(Target);
-        Method && compat::isPureVirtual(Method) &&
-        !definitionWithBody(Method))
+        Method && compat::isPureVirtual(Method) && !definitionWithBody(Method))
       continue;
     if (Visit(Table.lookup<DeviceFacts>(Target),
               [Target] { return displayName(Target); }))
@@ -799,8 +751,8 @@ AmbientDevice::InFunction::defaultDeviceAt(const Expr *Call) {
   // A call between the setter and Call that ends the state through some of
   // its targets only: the target that keeps it is part of the story.
   for (const auto &[Partial, KeptBy] : Events.KeptBy) {
-    std::optional<CfgReachability::Reach> ToCall =
-        Cfg->findReachingGen(Call, {Partial}, Events.Kills, false, Events.Ended);
+    std::optional<CfgReachability::Reach> ToCall = Cfg->findReachingGen(
+        Call, {Partial}, Events.Kills, false, Events.Ended);
     if (!ToCall || ToCall->Gen != Partial ||
         !Cfg->findReachingGen(Partial, {Reach->Gen}, Events.Kills, false,
                               Events.Ended))

@@ -183,27 +183,25 @@ public:
   /// The facet that computes DeviceFacts, for the summary table.
   SummaryFacet *facet();
 
-  /// Registers, for Callback, matchers of the places in the user's code
-  /// where the meta device may become ambient: a meta guard variable or
-  /// parameter, a default-device setter call, a call of a helper or a
-  /// constructor of the user's (which may leave it meta), a scope function's
-  /// call. Code in system headers is left out: LibTorch's and the standard
-  /// library's own code is never where the mistake is written.
-  void
-  registerSourceMatchers(ast_matchers::MatchFinder *Finder,
-                         ast_matchers::MatchFinder::MatchCallback *Callback);
-  /// For a match of those matchers: the functions in which the meta device
-  /// is then ambient somewhere (the lambdas a scope function runs, then the
-  /// function around the match), each once per match; empty when the match
-  /// makes nothing meta (a helper that leaves the default device alone, a
-  /// setter given another device) or is not one of them.
+  /// Whether a variable of the user's code is where the meta device becomes
+  /// ambient: a local meta guard (or a holder a meta guard engages), or a
+  /// guard passed by reference to a function, which then runs inside its
+  /// scope.
+  bool isSourceGuard(const VarDecl *Var) const;
+  /// For a match of UserCodeMatchers (the user's calls, constructions and
+  /// variables, outside system headers): the functions in which the meta
+  /// device is then ambient somewhere (the lambdas a scope function runs,
+  /// then the function around a source guard, a meta default-device setter
+  /// call, a call of a helper or a constructor of the user's that may leave
+  /// it meta, a scope function's call), each once per match; empty when the
+  /// match makes nothing meta. LibTorch's and the standard library's own
+  /// code is never where the mistake is written.
   llvm::SmallVector<EnclosingFunction, 2>
   functionsWithSource(const ast_matchers::MatchFinder::MatchResult &Result,
                       SummaryTable &Table);
-  /// For a match of those matchers: the call of a function or constructor
+  /// For a match of UserCodeMatchers: the call of a function or constructor
   /// of the user's it matched (std::make_unique and kin included), or
-  /// nullptr; a check that wants other facts of the user's calls asks here
-  /// instead of matching every call again.
+  /// nullptr.
   static const Expr *
   matchedCall(const ast_matchers::MatchFinder::MatchResult &Result);
 
