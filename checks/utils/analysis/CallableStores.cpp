@@ -350,11 +350,13 @@ struct CallableStores::Pending {
 
 namespace {
 
-class Indexer : public RecursiveASTVisitor<Indexer> {
+/// Visits the user's code of a translation unit (template instantiations
+/// and lambda bodies included): declarations in system headers are skipped
+/// whole, so a TU that includes LibTorch pays only for its own code.
+template <class Derived>
+class UserCodeVisitor : public RecursiveASTVisitor<Derived> {
 public:
-  Indexer(const SourceManager &SM, CallableStores::StoreMap &Stored,
-          CallableStores::Pending &Work)
-      : SM(SM), Stored(Stored), Work(Work) {}
+  explicit UserCodeVisitor(const SourceManager &SM) : SM(SM) {}
 
   bool shouldVisitTemplateInstantiations() const { return true; }
   bool shouldVisitLambdaBodies() const { return true; }
@@ -363,8 +365,18 @@ public:
     if (D && !isa<TranslationUnitDecl>(D) &&
         SM.isInSystemHeader(SM.getExpansionLoc(D->getLocation())))
       return true;
-    return RecursiveASTVisitor::TraverseDecl(D);
+    return RecursiveASTVisitor<Derived>::TraverseDecl(D);
   }
+
+protected:
+  const SourceManager &SM;
+};
+
+class Indexer : public UserCodeVisitor<Indexer> {
+public:
+  Indexer(const SourceManager &SM, CallableStores::StoreMap &Stored,
+          CallableStores::Pending &Work)
+      : UserCodeVisitor(SM), Stored(Stored), Work(Work) {}
 
   // `slot = value;`, `table[k] = value;`, `it->second = value;`, and an
   // iterator member set from a table (`it_ = table.find(k);`).
@@ -451,27 +463,16 @@ private:
       Work.IteratorSources[Field].insert(Table);
   }
 
-  const SourceManager &SM;
   CallableStores::StoreMap &Stored;
   CallableStores::Pending &Work;
 };
 
 /// Collects the call sites of the functions whose parameters carry
 /// callables or tables (constructors run by a static object included).
-class CallSiteFinder : public RecursiveASTVisitor<CallSiteFinder> {
+class CallSiteFinder : public UserCodeVisitor<CallSiteFinder> {
 public:
   CallSiteFinder(const SourceManager &SM, CallableStores::Pending &Work)
-      : SM(SM), Work(Work) {}
-
-  bool shouldVisitTemplateInstantiations() const { return true; }
-  bool shouldVisitLambdaBodies() const { return true; }
-
-  bool TraverseDecl(Decl *D) {
-    if (D && !isa<TranslationUnitDecl>(D) &&
-        SM.isInSystemHeader(SM.getExpansionLoc(D->getLocation())))
-      return true;
-    return RecursiveASTVisitor::TraverseDecl(D);
-  }
+      : UserCodeVisitor(SM), Work(Work) {}
 
   bool VisitCallExpr(CallExpr *Call) {
     const FunctionDecl *Callee = Call->getDirectCallee();
@@ -507,7 +508,6 @@ private:
                                                             Args.end());
   }
 
-  const SourceManager &SM;
   CallableStores::Pending &Work;
 };
 
