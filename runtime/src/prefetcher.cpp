@@ -39,11 +39,10 @@ void Prefetcher::on_use(std::size_t block) {
 // The block in use, held for its read even when no one read it ahead: its
 // first taker then reads all of it with the reader's help instead of each
 // parameter being read alone, on one thread, when an operator needs it.
-std::shared_ptr<Prefetcher::Held> Prefetcher::hold_in_use(std::size_t block) {
+void Prefetcher::hold_in_use(std::size_t block) {
   std::shared_ptr<Held> &held = held_[block];
   if (!held)
     held = std::make_shared<Held>();
-  return held;
 }
 
 void Prefetcher::learn(std::size_t block) {

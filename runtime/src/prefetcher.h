@@ -79,7 +79,7 @@ private:
   void schedule_after(std::size_t block);
   std::vector<std::size_t> window_after(std::size_t block) const;
   void run();
-  std::shared_ptr<Held> hold_in_use(std::size_t block);
+  void hold_in_use(std::size_t block);
   void start(Held &held, std::size_t block);
   void share_read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock);
   void start_reader();
