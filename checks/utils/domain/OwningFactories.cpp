@@ -50,24 +50,25 @@ bool OwningFactories::isOwningFactory(const FunctionDecl *FD) {
          Name == "allocate_shared";
 }
 
+static bool isStdOptional(const CXXRecordDecl *Record) {
+  return Record->isInStdNamespace() && Record->getIdentifier() &&
+         Record->getName() == "optional";
+}
+
 bool OwningFactories::isOptionalEmplace(const FunctionDecl *FD) {
   const auto *Method = dyn_cast_or_null<CXXMethodDecl>(FD);
   if (!Method || !Method->getIdentifier() || Method->getName() != "emplace")
     return false;
-  const CXXRecordDecl *Optional = Method->getParent();
-  return Optional->isInStdNamespace() && Optional->getIdentifier() &&
-         Optional->getName() == "optional";
+  return isStdOptional(Method->getParent());
 }
 
 bool OwningFactories::isOptionalInPlace(const CXXConstructExpr *Construct) {
   if (!Construct || Construct->getNumArgs() == 0)
     return false;
-  const CXXRecordDecl *Optional = Construct->getConstructor()->getParent();
   const CXXRecordDecl *Tag =
       Construct->getArg(0)->getType()->getAsCXXRecordDecl();
-  return Optional->isInStdNamespace() && Optional->getIdentifier() &&
-         Optional->getName() == "optional" && Tag && Tag->getIdentifier() &&
-         Tag->getName() == "in_place_t";
+  return isStdOptional(Construct->getConstructor()->getParent()) && Tag &&
+         Tag->getIdentifier() && Tag->getName() == "in_place_t";
 }
 
 /// The function that Call (a factory call, an emplace, an in_place
