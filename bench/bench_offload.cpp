@@ -289,12 +289,22 @@ int main(int raw_argc, char **raw_argv) {
   for (int i = 1; i < n_blocks; i += 2)
     half.set("blocks." + std::to_string(i), "disk");
   metaguard::dispatch_model(*model, half, work / "half");
-  model->forward(x);
-  const double guarded = metaguard_bench::median_seconds(runs, [&] { got = model->forward(x); });
-  g_blocks_use_guard = false;
-  model->forward(x);
-  const double unguarded = metaguard_bench::median_seconds(runs, [&] { expected = model->forward(x); });
+  ::sync(); // the folder just written: its writeback must not fall on one variant's runs
+  // The two variants take turns, each run, so that the machine's drift and the
+  // first runs' warm-up fall on both alike (measured one after the other, the
+  // first variant came out slower in one run and faster in another).
+  std::vector<double> with_guards, without_guards;
+  for (int i = 0; i <= runs; ++i)
+    for (const bool use_guard : {true, false}) {
+      g_blocks_use_guard = use_guard;
+      const auto start = std::chrono::steady_clock::now();
+      (use_guard ? got : expected) = model->forward(x);
+      if (i > 0) // the first turn of each is a warm-up
+        (use_guard ? with_guards : without_guards).push_back(metaguard_bench::seconds_since(start));
+    }
   g_blocks_use_guard = true;
+  const double guarded = metaguard_bench::median(with_guards);
+  const double unguarded = metaguard_bench::median(without_guards);
   if (!torch::equal(got, expected)) {
     std::printf("ERROR: the forward without guards differs from the one with guards\n");
     return 1;

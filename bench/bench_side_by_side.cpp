@@ -4,14 +4,19 @@
 // same names and math). One measurement per process; each prints one JSON
 // line with its figures (seconds, peak RSS in bytes).
 //
-//   bench_side_by_side forward <checkpoint> <device_map.json|-> <ids> <out> <runs> <warm|cold> [threads] [depth]
+//   bench_side_by_side forward <checkpoint> <device_map.json|-> <ids> <out> <runs> <warm|cold|steady> [threads] [depth]
 //       from_pretrained with the device map ("-": all in memory) and the
 //       prefetch depth (OffloadOptions' default when left out), one
 //       untimed forward, then the median of <runs> forwards; cold drops the
-//       page cache before each (untimed). Saves the last logits to <out>.
-//   bench_side_by_side read <checkpoint> <device_map.json> <runs> <warm|cold>
+//       page cache before each (untimed); steady drops it once, and drops
+//       each used tensor's pages (a model bigger than memory, forward after
+//       forward). Saves the last logits to <out>.
+//   bench_side_by_side read <checkpoint> <device_map.json> <runs> <warm|cold> [pread|load|load-model-order]
 //       pread of the bytes of the tensors the map puts on disk, from the
-//       shards, into one reused buffer: what loading them costs at least.
+//       shards, into one reused buffer: what loading them costs at least;
+//       `load` reads them one after the other the way the offload reader
+//       does (SafetensorsFile::private_tensor, each freed before the next),
+//       in the files' order or in the model's parameter order.
 //   bench_side_by_side load <checkpoint>
 //       one from_pretrained of the whole checkpoint into memory, timed (the
 //       caller drops the page cache before the process for a cold load).
@@ -84,8 +89,14 @@ int forward(const std::vector<std::string> &args) {
   const std::string map_path = args.at(2);
   const int runs = std::stoi(args.at(5));
   const bool cold = args.at(6) == "cold";
+  // steady: the model's files bigger than memory, forward after forward (a
+  // generation loop): each used tensor's pages are dropped
+  // (OffloadOptions::drop_page_cache), so every forward reads the offloaded
+  // bytes from disk, and nothing else is dropped between forwards.
+  const bool steady = args.at(6) == "steady";
   torch::set_num_threads(args.size() > 7 ? std::stoi(args.at(7)) : 2);
   metaguard::LoadOptions options;
+  options.offload.drop_page_cache = steady;
   if (map_path != "-")
     options.device_map = device_map_of(map_json(map_path));
   if (args.size() > 8)
@@ -98,6 +109,10 @@ int forward(const std::vector<std::string> &args) {
   const double load = metaguard_bench::seconds_since(start);
   torch::Tensor logits = model->forward(ids); // warm-up; learns the block order
   const char *dropped = "none";
+  if (steady) {
+    logits = model->forward(ids); // the first forward to read ahead of the next one
+    dropped = metaguard_bench::drop_page_cache(files);
+  }
   const auto measured = metaguard_bench::median_seconds_and_peak_rss(
       runs, [&] { logits = model->forward(ids); },
       [&] {
@@ -136,10 +151,37 @@ int read_offloaded(const std::vector<std::string> &args) {
       }
   }
   std::vector<char> buffer(static_cast<std::size_t>(largest), 1);
+  const std::string method = args.size() > 5 ? args.at(5) : "pread";
+  const bool through_load = method != "pread";
+  std::vector<metaguard::SafetensorsFile> shards;
+  for (const auto &file : files)
+    shards.emplace_back(file);
+  // load-model-order: the order of the model's parameters (how a block's
+  // slots are numbered), not the files' order.
+  std::vector<std::pair<const metaguard::SafetensorsFile *, std::string>> reads;
+  if (method == "load-model-order") {
+    metaguard::LoadOptions options;
+    options.device_map = device_map_of(entries);
+    auto model = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint, options);
+    for (const auto &name : metaguard::offloaded_parameter_names(*model))
+      for (const auto &shard : shards)
+        if (shard.contains(name))
+          reads.emplace_back(&shard, name);
+  } else {
+    for (const auto &shard : shards)
+      for (const auto &name : shard.names())
+        if (on_disk(name, entries))
+          reads.emplace_back(&shard, name);
+  }
   const char *dropped = "none";
   const auto measured = metaguard_bench::median_seconds_and_peak_rss(
       runs,
       [&] {
+        if (through_load) {
+          for (const auto &[shard, name] : reads)
+            shard->private_tensor(name);
+          return;
+        }
         for (const auto &r : ranges) {
           const int fd = ::open(r.file.c_str(), O_RDONLY | O_CLOEXEC);
           std::int64_t done = 0;
@@ -157,7 +199,11 @@ int read_offloaded(const std::vector<std::string> &args) {
         if (cold)
           dropped = metaguard_bench::drop_page_cache(files);
       });
-  print({{"read_s", measured.seconds}, {"bytes", total}, {"tensors", ranges.size()}, {"dropped", dropped}});
+  print({{"read_s", measured.seconds},
+         {"bytes", total},
+         {"tensors", ranges.size()},
+         {"dropped", dropped},
+         {"method", method}});
   return 0;
 }
 

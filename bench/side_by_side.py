@@ -242,6 +242,10 @@ def report(results, work):
                     print(f"RATIO cold metaguard, prefetch depth {depth} / max(compute, cold read) = "
                           f"{deep / max(mg_mem, read):.2f}  ({deep:.3f} s; / transformers {deep / tf:.2f}, "
                           f"/ accelerate {deep / ac:.2f})")
+            if "forward-metaguard-steady" in rows:
+                steady = med("forward-metaguard-steady", "forward_s")
+                print(f"RATIO steady metaguard (every forward from disk) / max(compute, cold read) = "
+                      f"{steady / max(mg_mem, read):.2f}  ({steady:.3f} s)")
     if "load-metaguard-cold" in rows:
         direct = med("direct-cold", "direct_s")
         mg_load, tf_load = med("load-metaguard-cold", "load_s"), med("py-load-transformers-cold", "load_s")

@@ -1,5 +1,6 @@
 #include <metaguard/dtype.h>
 #include <metaguard/checkpoint_weights_map.h>
+#include <metaguard/checkpoint.h>
 
 namespace metaguard {
 
@@ -40,6 +41,19 @@ std::vector<std::string> CheckpointWeightsMap::names() const {
   for (const auto &[name, key] : keys_)
     names.push_back(name);
   return names;
+}
+
+StorageLocation CheckpointWeightsMap::location(const std::string &name) const {
+  const std::string &key = key_of(name);
+  if (!checkpoint_->contains(key))
+    return {};
+  const std::string file = checkpoint_->path_of(key).string();
+  if (const auto *safetensors = dynamic_cast<const SafetensorsCheckpoint *>(checkpoint_.get())) {
+    const SafetensorsFile &shard = safetensors->file_of(key);
+    const TensorInfo &info = shard.info(key);
+    return {file, shard.data_offset() + info.begin, info.nbytes()};
+  }
+  return {file, 0, 0}; // a torch.save archive: storages may be shared, so the whole file
 }
 
 } // namespace metaguard

@@ -1,9 +1,5 @@
 #include "page_cache.h"
 
-#include <metaguard/checkpoint.h>
-#include <metaguard/checkpoint_weights_map.h>
-#include <metaguard/offload_folder.h>
-
 #include "posix_file.h"
 
 #include <fcntl.h>
@@ -11,35 +7,30 @@
 namespace metaguard::detail {
 namespace {
 
-void advise_dontneed(const std::filesystem::path &file, std::int64_t offset, std::int64_t length) {
-  const UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() >= 0)
-    ::posix_fadvise(fd.get(), offset, length, POSIX_FADV_DONTNEED);
-}
-
-void drop_checkpoint_tensor(const CheckpointReader &reader, const std::string &key) {
-  if (!reader.contains(key))
-    return; // a renamed key: CheckpointWeightsMap keeps its renames to itself
-  if (const auto *safetensors = dynamic_cast<const SafetensorsCheckpoint *>(&reader)) {
-    const SafetensorsFile &file = safetensors->file_of(key);
-    const TensorInfo &info = file.info(key);
-    advise_dontneed(file.path(), file.data_offset() + info.begin, info.nbytes());
-    return;
+// `whole_file_too`: whether a location without a length (a whole torch.save
+// archive) is advised too.
+void advise(const WeightsMap &weights, const std::string &name, int advice, bool whole_file_too) {
+  StorageLocation where;
+  try {
+    where = weights.location(name);
+  } catch (const std::exception &) {
+    return; // best effort: a name the map does not know is reported by the load
   }
-  advise_dontneed(reader.path_of(key), 0, 0); // 0 length: to the end of the file
+  if (where.file.empty() || (where.length == 0 && !whole_file_too))
+    return;
+  const UniqueFd fd(::open(where.file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() >= 0)
+    ::posix_fadvise(fd.get(), where.offset, where.length, advice);
 }
 
 } // namespace
 
 void drop_page_cache(const WeightsMap &weights, const std::string &name) {
-  try {
-    if (const auto *folder = dynamic_cast<const OffloadFolder *>(&weights))
-      advise_dontneed(folder->path() / (name + ".dat"), 0, 0);
-    else if (const auto *checkpoint = dynamic_cast<const CheckpointWeightsMap *>(&weights))
-      drop_checkpoint_tensor(checkpoint->checkpoint(), name);
-  } catch (const std::exception &) {
-    // Best effort: a name the map does not know is reported by the load.
-  }
+  advise(weights, name, POSIX_FADV_DONTNEED, /*whole_file_too=*/true);
+}
+
+void start_reading(const WeightsMap &weights, const std::string &name) {
+  advise(weights, name, POSIX_FADV_WILLNEED, /*whole_file_too=*/false);
 }
 
 } // namespace metaguard::detail

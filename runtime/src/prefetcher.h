@@ -12,7 +12,11 @@
 // reads its remaining tensors itself, and the reader joins it when free, so
 // two threads work on the block the forward waits for. A read that failed is rethrown when the parameter is used, as the
 // synchronous load would have thrown it. Blocks outside the window are
-// dropped, so at most `depth` blocks are held ahead of the one in use.
+// dropped, so at most `depth` blocks are held ahead of the one in use. A
+// block's tensors are read in the order their bytes lie in storage (the
+// weights map's StorageLocation), and when the window is read the next
+// `depth` blocks are handed to the kernel's read-ahead, so the disk keeps
+// working while the forward computes without the process holding more.
 #pragma once
 
 #include <metaguard/offload_options.h>
@@ -40,6 +44,7 @@ public:
   struct Block {
     std::shared_ptr<const WeightsMap> weights;
     std::vector<std::string> keys;
+    std::vector<std::size_t> read_order; // slots in storage order (filled by the constructor)
   };
 
   // `blocks` in registration order; `depth` >= 1; `wrap`: once the order is
@@ -77,7 +82,8 @@ private:
 
   void learn(std::size_t block);
   void schedule_after(std::size_t block);
-  std::vector<std::size_t> window_after(std::size_t block) const;
+  std::vector<std::size_t> blocks_after(std::size_t block, std::size_t count) const;
+  void hint_beyond_window(std::unique_lock<std::mutex> &lock);
   void run();
   void hold_in_use(std::size_t block);
   void start(Held &held, std::size_t block);
@@ -97,6 +103,7 @@ private:
   std::vector<bool> was_seen_;
   bool learned_ = false;
   std::size_t last_used_;
+  std::size_t hinted_after_; // the block in use when the blocks beyond its window were hinted
   std::map<std::size_t, std::shared_ptr<Held>> held_;
   std::deque<std::size_t> queue_;
   std::size_t blocks_read_ = 0;

@@ -5,4 +5,6 @@ namespace metaguard {
 // Out of line so the vtable has one home.
 WeightsMap::~WeightsMap() = default;
 
+StorageLocation WeightsMap::location(const std::string &) const { return {}; }
+
 } // namespace metaguard

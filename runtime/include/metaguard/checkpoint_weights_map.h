@@ -34,6 +34,8 @@ public:
   // load or the file. Throws FormatError naming the file and tensor.
   torch::Tensor load(const std::string &name) const override;
   std::vector<std::string> names() const override;
+  // The shard holding the tensor and the tensor's offset in it.
+  StorageLocation location(const std::string &name) const override;
 
   const CheckpointReader &checkpoint() const { return *checkpoint_; }
 

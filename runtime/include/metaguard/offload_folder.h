@@ -38,6 +38,8 @@ public:
   bool contains(const std::string &name) const override;
   torch::Tensor load(const std::string &name) const override;
   std::vector<std::string> names() const override;
+  // The tensor's .dat, whole.
+  StorageLocation location(const std::string &name) const override;
 
   const std::filesystem::path &path() const { return folder_; }
   // Expected dtype and shape of a tensor, from index.json.

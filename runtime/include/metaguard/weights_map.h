@@ -4,10 +4,23 @@
 
 #include <torch/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace metaguard {
+
+// Where a tensor's bytes lie in storage: `length` bytes of `file` from
+// `offset` (a `length` of 0: the rest of the file). The offload reader goes
+// through a block's tensors in this order, one file front to back, which is
+// what a disk serves fastest when the page cache is cold, and gives the
+// ranges to the kernel (read-ahead hints, dropping the page cache). An empty
+// `file` when the map cannot say.
+struct StorageLocation {
+  std::string file;
+  std::int64_t offset = 0;
+  std::int64_t length = 0;
+};
 
 // A read-only, name-addressed source of tensors: an accelerate offload folder
 // (OffloadFolder) or a safetensors checkpoint read in place. Implementations
@@ -20,6 +33,9 @@ public:
   // FormatError naming the file and the tensor when the data is unusable.
   virtual torch::Tensor load(const std::string &name) const = 0;
   virtual std::vector<std::string> names() const = 0;
+  // Where `name`'s bytes lie; by default, unknown. Never throws: a name the
+  // map cannot place is reported by `load`.
+  virtual StorageLocation location(const std::string &name) const;
 };
 
 } // namespace metaguard
