@@ -160,12 +160,15 @@ torch::Tensor Prefetcher::take(std::size_t block, std::size_t slot) {
   if (it == held_.end())
     return {};
   const std::shared_ptr<Held> held = it->second;
+  // A block no one has started is read here, with the reader joining; one
+  // the reader is reading is waited for. Joining it too was measured slower
+  // with the page cache cold (two streams over one block's stretch of disk,
+  // docs/benchmarks.md) and no faster warm.
   if (held->state == State::Queued) {
     start(*held, block);
     call_reader(block);
-  }
-  if (held->state == State::Reading)
     share_read(block, *held, lock);
+  }
   changed_.wait(lock, [&] { return held->state == State::Done; });
   const auto again = held_.find(block);
   if (again == held_.end() || again->second != held || slot >= held->values.size())
@@ -208,7 +211,7 @@ void Prefetcher::run() {
       start(*held, block);
       ++blocks_read_;
     }
-    share_read(block, *held, lock); // or helps a forward read the block it needs
+    share_read(block, *held, lock); // or joins a forward reading a block no one read ahead
   }
 }
 

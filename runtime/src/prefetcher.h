@@ -6,12 +6,12 @@
 // next `depth` blocks in execution order into tensors of their own (the
 // weights map's load: pooled buffers for small tensors, private mappings for
 // large ones); the use of a prefetched parameter takes its tensor, so no
-// block is read twice. A block is read tensor by tensor by whoever is there:
-// a forward that needs a block the reader has not finished (or not started,
-// or the block in use when nothing read it ahead) does not wait idle but
-// reads its remaining tensors itself, and the reader joins it when free, so
-// two threads work on the block the forward waits for. A read that failed is rethrown when the parameter is used, as the
-// synchronous load would have thrown it. Blocks outside the window are
+// block is read twice. A forward that needs a block no one has started (the
+// block in use when nothing read it ahead, or one still queued) reads it
+// itself, tensor by tensor, and the reader joins it when free, so two
+// threads work on the block the forward waits for; a block the reader is
+// already reading is waited for. A read that failed is rethrown when the
+// parameter is used, as the synchronous load would have thrown it. Blocks outside the window are
 // dropped, so at most `depth` blocks are held ahead of the one in use. A
 // block's tensors are read in the order their bytes lie in storage (the
 // weights map's StorageLocation), and when the window is read the next

@@ -3,9 +3,9 @@
 // offload, offload folders and checkpoint shards; each parameter is read
 // once per forward even when the forward catches up with the reader; the
 // order is learned from the first forward, and the next forward's first
-// block is read after the last one; a block no one read ahead, or one the
-// reader has not finished, is read by the forward and the reader together;
-// a read that fails in the
+// block is read after the last one; a block no one read ahead is read by
+// the forward and the reader together, and one the reader is reading is
+// waited for; a read that fails in the
 // background is raised, typed and naming the file, when the block is used;
 // two threads running forwards of one model get the right outputs; a block
 // is read in the order its bytes lie in storage, and the blocks beyond the
@@ -369,20 +369,23 @@ TEST_F(PrefetchTest, ABlockNoOneReadAheadIsReadByTheForwardAndTheReaderTogether)
 }
 
 // Reads slower than the compute: the forward catches up with the reader at
-// every block and reads the block's remaining tensors beside it instead of
-// waiting, so tensors of the blocks after the first are read by it too.
-TEST_F(PrefetchTest, AForwardThatCatchesUpWithTheReaderReadsBesideIt) {
+// every block, and waits for the block the reader is reading instead of
+// reading beside it (two threads over one block read slower with the page
+// cache cold): only the first block, which no one read ahead, is read by the
+// forward.
+TEST_F(PrefetchTest, AForwardThatCatchesUpWithTheReaderWaitsForTheBlockItReads) {
   auto model = metaguard::from_config<Stack>(stack_config());
   metaguard::load_weights(*model, checkpoint_.path());
   metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
   auto counting = std::make_shared<CountingWeights>(
-      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(20));
+      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(50));
   metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting,
                                  within_forward(1));
   EXPECT_TRUE(torch::equal(run(model), expected_));
   const auto &prefetcher = *metaguard::detail::find_hook(*(*model->blocks)[1]->as<BlockImpl>()->up)->prefetcher;
-  EXPECT_GT(prefetcher.tensors_read_by_users(), 4u); // more than the first block's four
-  EXPECT_GT(prefetcher.blocks_read(), 0u);           // and the reader read too
+  EXPECT_GE(prefetcher.tensors_read_by_users(), 1u); // the first block's, the reader joining it
+  EXPECT_LE(prefetcher.tensors_read_by_users(), 4u); // and none of the blocks read ahead
+  EXPECT_GT(prefetcher.blocks_read(), 0u);
   for (const auto &[name, count] : counting->take_reads())
     EXPECT_EQ(count, 1) << name;
 }
