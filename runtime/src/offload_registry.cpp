@@ -6,6 +6,7 @@
 #include <atomic>
 #include <sstream>
 #include <unordered_map>
+#include <vector>
 
 namespace metaguard::detail {
 namespace {
@@ -132,6 +133,26 @@ torch::Tensor checked_value(const OffloadedParam &record, torch::Tensor value) {
     value = value.to(record.dtype);
   return value;
 }
+
+// `value` as a tensor whose memory, once freed, takes `key`'s pages out of
+// the page cache. A mapped load keeps its pages cached for as long as it is
+// mapped, and a view keeps it mapped (an operator without a guard gets
+// `aten::t` of a weight, and the matrix product uses the view), so the drop
+// waits for the last holder.
+torch::Tensor dropping_pages_when_freed(torch::Tensor value, std::shared_ptr<const WeightsMap> weights,
+                                        std::string key) {
+  void *data = value.data_ptr();
+  const std::vector<std::int64_t> sizes = value.sizes().vec();
+  const std::vector<std::int64_t> strides = value.strides().vec();
+  const torch::TensorOptions options = value.options();
+  return torch::from_blob(
+      data, sizes, strides,
+      [held = std::move(value), weights = std::move(weights), key = std::move(key)](void *) mutable {
+        held = torch::Tensor(); // unmapped (or returned to the staging pool) first
+        drop_page_cache(*weights, key);
+      },
+      options);
+}
 } // namespace
 
 torch::Tensor load_record(const OffloadHook &hook, const OffloadedParam &record) {
@@ -146,8 +167,11 @@ torch::Tensor load_for_use(const OffloadHook &hook, const OffloadedParam &record
   }
   if (!value.defined())
     value = hook.weights->load(record.key);
-  if (hook.drop_page_cache)
-    drop_page_cache(*hook.weights, record.key); // a copy no longer needs them; a mapping keeps its pages
+  if (hook.drop_page_cache) {
+    drop_page_cache(*hook.weights, record.key); // a copy no longer needs them
+    if (value.numel() > 0)
+      value = dropping_pages_when_freed(std::move(value), hook.weights, record.key);
+  }
   return checked_value(record, std::move(value));
 }
 

@@ -1,6 +1,7 @@
 // OffloadOptions::drop_page_cache: after a forward, the pages of the used
 // offloaded tensors are no longer in the page cache (checked with mincore),
-// with guards and without; without the option they stay cached. Outputs do
+// with guards and without, for tensors read into buffers and for tensors
+// large enough to be mapped; without the option they stay cached. Outputs do
 // not change.
 #include <metaguard/metaguard.h>
 
@@ -10,6 +11,7 @@
 #include <torch/torch.h>
 
 #include <fcntl.h>
+#include <tuple>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -49,18 +51,23 @@ std::size_t resident_pages(const std::vector<fs::path> &files) {
   return total;
 }
 
-torch::nn::Sequential make_model() {
+// The middle layer's weight is width x width floats: 256 KiB is read into a
+// staging buffer, 9 MiB (1536) gets a mapping of its own, whose pages the
+// kernel keeps while it is mapped.
+torch::nn::Sequential make_model(std::int64_t width) {
   torch::manual_seed(4);
-  return torch::nn::Sequential(torch::nn::Linear(64, 256), torch::nn::ReLU(), torch::nn::Linear(256, 256),
-                               torch::nn::ReLU(), torch::nn::Linear(256, 64));
+  return torch::nn::Sequential(torch::nn::Linear(64, width), torch::nn::ReLU(), torch::nn::Linear(width, width),
+                               torch::nn::ReLU(), torch::nn::Linear(width, 64));
 }
 
-class PageCacheTest : public testing::TestWithParam<bool> {
+// Parameters: guarded, and the middle layer's width.
+class PageCacheTest : public testing::TestWithParam<std::tuple<bool, std::int64_t>> {
 protected:
   // Dispatches layers 0, 2 and 4 to disk and runs one forward (with a guard
   // per layer when `guarded`); returns the files of the offloaded tensors.
-  std::vector<fs::path> run(bool drop, bool guarded) {
-    torch::nn::Sequential model = make_model();
+  std::vector<fs::path> run(bool drop) {
+    const auto [guarded, width] = GetParam();
+    torch::nn::Sequential model = make_model(width);
     const torch::Tensor x = torch::randn({2, 64});
     torch::NoGradGuard no_grad;
     const torch::Tensor want = model->forward(x);
@@ -112,15 +119,16 @@ bool dontneed_works(const fs::path &dir) {
 TEST_P(PageCacheTest, UsedTensorsLeaveThePageCache) {
   if (!dontneed_works(folder_.path()))
     GTEST_SKIP() << "this file system keeps pages on POSIX_FADV_DONTNEED";
-  const auto files = run(/*drop=*/true, GetParam());
+  const auto files = run(/*drop=*/true);
   EXPECT_EQ(resident_pages(files), 0u);
 }
 
 TEST_P(PageCacheTest, WithoutTheOptionTheyStayCached) {
-  const auto files = run(/*drop=*/false, GetParam());
+  const auto files = run(/*drop=*/false);
   EXPECT_GT(resident_pages(files), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(GuardedAndTransparent, PageCacheTest, testing::Bool());
+INSTANTIATE_TEST_SUITE_P(GuardedAndTransparent, PageCacheTest,
+                         testing::Combine(testing::Bool(), testing::Values(256, 1536)));
 
 } // namespace
