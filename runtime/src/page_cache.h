@@ -1,6 +1,6 @@
-// Private to the library: telling the kernel what the offload reader is
-// about to read and what it is done with, through the weights map's
-// StorageLocation of each tensor.
+// Private to the library: dropping the bytes of used offloaded parameters
+// from the page cache (OffloadOptions::drop_page_cache), found through the
+// weights map's StorageLocation of each tensor.
 #pragma once
 
 #include <metaguard/weights_map.h>
@@ -16,10 +16,5 @@ namespace metaguard::detail {
 // effort: pages still mapped by a live tensor stay, and failures are
 // ignored (the cache is only a cache).
 void drop_page_cache(const WeightsMap &weights, const std::string &name);
-
-// Asks the kernel to start reading `name`'s bytes into the page cache
-// (POSIX_FADV_WILLNEED) and returns without waiting; nothing when the map
-// cannot give its exact range. Best effort, as above.
-void start_reading(const WeightsMap &weights, const std::string &name);
 
 } // namespace metaguard::detail

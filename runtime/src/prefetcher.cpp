@@ -1,7 +1,5 @@
 #include "prefetcher.h"
 
-#include "page_cache.h"
-
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -36,8 +34,7 @@ std::vector<Prefetcher::Block> in_storage_order(std::vector<Prefetcher::Block> b
 
 Prefetcher::Prefetcher(std::vector<Block> blocks, int depth, bool wrap)
     : blocks_(in_storage_order(std::move(blocks))), depth_(static_cast<std::size_t>(std::max(depth, 1))),
-      wrap_(wrap), order_(blocks_.size()), was_seen_(blocks_.size(), false), last_used_(blocks_.size()),
-      hinted_after_(blocks_.size()) {
+      wrap_(wrap), order_(blocks_.size()), was_seen_(blocks_.size(), false), last_used_(blocks_.size()) {
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   position_ = order_;
 }
@@ -93,13 +90,13 @@ void Prefetcher::learn(std::size_t block) {
   learned_ = true;
 }
 
-// The `count` blocks that follow `block` in execution order; past the last
+// The `depth` blocks that follow `block` in execution order; past the last
 // one, the next forward's first blocks once the order is known (before that,
 // the end of registration order says nothing about where a forward ends).
-std::vector<std::size_t> Prefetcher::blocks_after(std::size_t block, std::size_t count) const {
+std::vector<std::size_t> Prefetcher::window_after(std::size_t block) const {
   std::vector<std::size_t> window;
   const std::size_t n = order_.size();
-  for (std::size_t step = 1; step <= count && step < n; ++step) {
+  for (std::size_t step = 1; step <= depth_ && step < n; ++step) {
     const std::size_t at = position_[block] + step;
     if (at >= n && !(wrap_ && learned_))
       break;
@@ -109,7 +106,7 @@ std::vector<std::size_t> Prefetcher::blocks_after(std::size_t block, std::size_t
 }
 
 void Prefetcher::schedule_after(std::size_t block) {
-  const std::vector<std::size_t> ahead = blocks_after(block, depth_);
+  const std::vector<std::size_t> ahead = window_after(block);
   const std::set<std::size_t> window(ahead.begin(), ahead.end());
   // Blocks held outside the window (behind the one in use, or queued by
   // another thread's forward) are dropped: memory stays within `depth`
@@ -196,8 +193,6 @@ std::size_t Prefetcher::tensors_read_by_users() const {
 void Prefetcher::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    if (queue_.empty())
-      hint_beyond_window(lock);
     changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (stop_)
       return;
@@ -213,26 +208,6 @@ void Prefetcher::run() {
     }
     share_read(block, *held, lock); // or joins a forward reading a block no one read ahead
   }
-}
-
-// The reader has read its window and would wait: the disk would idle while
-// the forward computes (typically through layers kept in memory). The `depth`
-// blocks beyond the window are handed to the kernel's read-ahead instead,
-// so their bytes come from the page cache when they are read into the
-// process: the disk keeps working while the process still holds no more
-// than its window. Once per block in use; a hint is only a hint (the kernel
-// may drop the pages again under memory pressure, and nothing waits for it).
-void Prefetcher::hint_beyond_window(std::unique_lock<std::mutex> &lock) {
-  if (last_used_ >= blocks_.size() || hinted_after_ == last_used_)
-    return;
-  hinted_after_ = last_used_;
-  std::vector<std::size_t> beyond = blocks_after(last_used_, 2 * depth_);
-  beyond.erase(beyond.begin(), beyond.begin() + static_cast<std::ptrdiff_t>(std::min(depth_, beyond.size())));
-  lock.unlock();
-  for (const std::size_t block : beyond)
-    for (const std::size_t slot : blocks_[block].read_order)
-      start_reading(*blocks_[block].weights, blocks_[block].keys[slot]);
-  lock.lock();
 }
 
 void Prefetcher::start(Held &held, std::size_t block) {

@@ -14,9 +14,7 @@
 // parameter is used, as the synchronous load would have thrown it. Blocks outside the window are
 // dropped, so at most `depth` blocks are held ahead of the one in use. A
 // block's tensors are read in the order their bytes lie in storage (the
-// weights map's StorageLocation), and when the window is read the next
-// `depth` blocks are handed to the kernel's read-ahead, so the disk keeps
-// working while the forward computes without the process holding more.
+// weights map's StorageLocation).
 #pragma once
 
 #include <metaguard/offload_options.h>
@@ -82,8 +80,7 @@ private:
 
   void learn(std::size_t block);
   void schedule_after(std::size_t block);
-  std::vector<std::size_t> blocks_after(std::size_t block, std::size_t count) const;
-  void hint_beyond_window(std::unique_lock<std::mutex> &lock);
+  std::vector<std::size_t> window_after(std::size_t block) const;
   void run();
   void hold_in_use(std::size_t block);
   void start(Held &held, std::size_t block);
@@ -103,7 +100,6 @@ private:
   std::vector<bool> was_seen_;
   bool learned_ = false;
   std::size_t last_used_;
-  std::size_t hinted_after_; // the block in use when the blocks beyond its window were hinted
   std::map<std::size_t, std::shared_ptr<Held>> held_;
   std::deque<std::size_t> queue_;
   std::size_t blocks_read_ = 0;

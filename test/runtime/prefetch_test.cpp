@@ -8,8 +8,7 @@
 // waited for; a read that fails in the
 // background is raised, typed and naming the file, when the block is used;
 // two threads running forwards of one model get the right outputs; a block
-// is read in the order its bytes lie in storage, and the blocks beyond the
-// window reach the page cache while the reader would idle.
+// is read in the order its bytes lie in storage.
 #include <metaguard/metaguard.h>
 
 #include "../../runtime/src/offload_registry.h"
@@ -19,16 +18,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 namespace {
@@ -467,54 +462,6 @@ TEST(PrefetcherReadOrder, ABlockIsReadInTheOrderItsBytesLieInStorage) {
       {{weights, {"first"}, {}}, {weights, {"unplaced", "q", "k", "v", "o"}, {}}}, 1, false);
   prefetcher.on_use(0); // block 0 in use: the reader alone reads block 1
   EXPECT_EQ(weights->reads(5), (std::vector<std::string>{"unplaced", "o", "k", "v", "q"}));
-}
-
-// Whether every page of `file` is in the page cache (mincore over a mapping
-// that faults nothing in).
-bool resident(const std::filesystem::path &file) {
-  const auto size = static_cast<std::size_t>(std::filesystem::file_size(file));
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  void *address = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> pages((size + page - 1) / page);
-  const bool known = address != MAP_FAILED && ::mincore(address, size, pages.data()) == 0;
-  if (address != MAP_FAILED)
-    ::munmap(address, size);
-  return known && std::all_of(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1) != 0; });
-}
-
-// With the window read, the reader hands the blocks beyond it to the
-// kernel's read-ahead (their bytes reach the page cache, not the process).
-// Each block's bytes are a file of their own here, which nothing else reads:
-// the map's loads do not touch them.
-TEST(PrefetcherReadOrder, TheBlocksBeyondTheWindowAreReadIntoThePageCache) {
-  TempDir dir;
-  std::map<std::string, metaguard::StorageLocation> where;
-  for (int b = 0; b < 4; ++b) {
-    const auto file = dir.path() / ("block" + std::to_string(b) + ".bin");
-    std::ofstream(file, std::ios::binary) << std::string(std::size_t{1} << 20, static_cast<char>('a' + b));
-    where["b" + std::to_string(b)] = {file.string(), 0, std::int64_t{1} << 20};
-  }
-  const auto beyond = dir.path() / "block2.bin";
-  {
-    const int fd = ::open(beyond.c_str(), O_RDONLY | O_CLOEXEC);
-    ::fsync(fd);
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
-  }
-  if (resident(beyond))
-    GTEST_SKIP() << "this file system keeps the file's pages cached (tmpfs?): nothing to observe";
-  auto weights = std::make_shared<PlacedWeights>(where);
-  metaguard::detail::Prefetcher prefetcher(
-      {{weights, {"b0"}, {}}, {weights, {"b1"}, {}}, {weights, {"b2"}, {}}, {weights, {"b3"}, {}}}, 1, false);
-  prefetcher.on_use(0); // the window: block 1; beyond it: block 2
-  EXPECT_EQ(weights->reads(1), std::vector<std::string>{"b1"});
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!resident(beyond) && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_TRUE(resident(beyond));
-  EXPECT_EQ(weights->reads(1), std::vector<std::string>{"b1"}); // hinted, not read into the process
 }
 
 } // namespace

@@ -13,9 +13,9 @@ namespace metaguard {
 // Where a tensor's bytes lie in storage: `length` bytes of `file` from
 // `offset` (a `length` of 0: the rest of the file). The offload reader goes
 // through a block's tensors in this order, one file front to back, which is
-// what a disk serves fastest when the page cache is cold, and gives the
-// ranges to the kernel (read-ahead hints, dropping the page cache). An empty
-// `file` when the map cannot say.
+// what a disk serves fastest when the page cache is cold, and
+// OffloadOptions::drop_page_cache drops these ranges. An empty `file` when
+// the map cannot say.
 struct StorageLocation {
   std::string file;
   std::int64_t offset = 0;
