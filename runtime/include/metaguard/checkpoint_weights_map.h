@@ -34,7 +34,8 @@ public:
   // load or the file. Throws FormatError naming the file and tensor.
   torch::Tensor load(const std::string &name) const override;
   std::vector<std::string> names() const override;
-  // The shard holding the tensor and the tensor's offset in it.
+  // The shard holding the tensor and its byte range there (a torch.save
+  // archive: the whole file, whose storages may be shared).
   StorageLocation location(const std::string &name) const override;
 
   const CheckpointReader &checkpoint() const { return *checkpoint_; }
