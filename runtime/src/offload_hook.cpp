@@ -7,7 +7,6 @@
 #include "module_walk.h"
 #include "offload_dispatch.h"
 #include "offload_registry.h"
-#include "page_cache.h"
 
 #include <algorithm>
 #include <atomic>
@@ -229,11 +228,9 @@ void release(OffloadHook &hook) noexcept {
   std::lock_guard<std::mutex> lock(hook.mutex);
   if (--hook.active != 0)
     return;
+  // Each loaded value drops its pages as it is freed here (load_for_use),
+  // or later if user code keeps a view.
   to_meta(hook, hook.params.size());
-  // Unmapped now (unless user code keeps a view): the pages can go.
-  if (hook.drop_page_cache)
-    for (const auto &record : hook.params)
-      detail::drop_page_cache(*hook.weights, record.key);
 }
 
 } // namespace

@@ -167,11 +167,8 @@ torch::Tensor load_for_use(const OffloadHook &hook, const OffloadedParam &record
   }
   if (!value.defined())
     value = hook.weights->load(record.key);
-  if (hook.drop_page_cache) {
-    drop_page_cache(*hook.weights, record.key); // a copy no longer needs them
-    if (value.numel() > 0)
-      value = dropping_pages_when_freed(std::move(value), hook.weights, record.key);
-  }
+  if (hook.drop_page_cache && value.numel() > 0)
+    value = dropping_pages_when_freed(std::move(value), hook.weights, record.key);
   return checked_value(record, std::move(value));
 }
 

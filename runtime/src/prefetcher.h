@@ -11,10 +11,10 @@
 // itself, tensor by tensor, and the reader joins it when free, so two
 // threads work on the block the forward waits for; a block the reader is
 // already reading is waited for. A read that failed is rethrown when the
-// parameter is used, as the synchronous load would have thrown it. Blocks outside the window are
-// dropped, so at most `depth` blocks are held ahead of the one in use. A
-// block's tensors are read in the order their bytes lie in storage (the
-// weights map's StorageLocation).
+// parameter is used, as the synchronous load would have thrown it. Blocks
+// outside the window are dropped, so at most `depth` blocks are held ahead
+// of the one in use. A block's tensors are read in the order their bytes
+// lie in storage (the weights map's StorageLocation).
 #pragma once
 
 #include <metaguard/offload_options.h>
