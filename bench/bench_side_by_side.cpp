@@ -140,37 +140,33 @@ int read_offloaded(const std::vector<std::string> &args) {
   std::vector<Range> ranges;
   std::int64_t largest = 0, total = 0;
   const auto files = checkpoint_files(checkpoint);
-  for (const auto &file : files) {
-    const metaguard::SafetensorsFile shard(file);
-    for (const auto &name : shard.names())
-      if (on_disk(name, entries)) {
-        const auto &info = shard.info(name);
-        ranges.push_back({file, shard.data_offset() + info.begin, info.nbytes()});
-        largest = std::max(largest, info.nbytes());
-        total += info.nbytes();
-      }
-  }
-  std::vector<char> buffer(static_cast<std::size_t>(largest), 1);
-  const std::string method = args.size() > 5 ? args.at(5) : "pread";
-  const bool through_load = method != "pread";
   std::vector<metaguard::SafetensorsFile> shards;
   for (const auto &file : files)
     shards.emplace_back(file);
+  // The offloaded tensors in the files' order: ranges for pread, names for load.
+  std::vector<std::pair<const metaguard::SafetensorsFile *, std::string>> reads;
+  for (const auto &shard : shards)
+    for (const auto &name : shard.names())
+      if (on_disk(name, entries)) {
+        const auto &info = shard.info(name);
+        ranges.push_back({shard.path(), shard.data_offset() + info.begin, info.nbytes()});
+        reads.emplace_back(&shard, name);
+        largest = std::max(largest, info.nbytes());
+        total += info.nbytes();
+      }
+  std::vector<char> buffer(static_cast<std::size_t>(largest), 1);
+  const std::string method = args.size() > 5 ? args.at(5) : "pread";
+  const bool through_load = method != "pread";
   // load-model-order: the order of the model's parameters (how a block's
   // slots are numbered), not the files' order.
-  std::vector<std::pair<const metaguard::SafetensorsFile *, std::string>> reads;
   if (method == "load-model-order") {
     metaguard::LoadOptions options;
     options.device_map = device_map_of(entries);
     auto model = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint, options);
+    reads.clear();
     for (const auto &name : metaguard::offloaded_parameter_names(*model))
       for (const auto &shard : shards)
         if (shard.contains(name))
-          reads.emplace_back(&shard, name);
-  } else {
-    for (const auto &shard : shards)
-      for (const auto &name : shard.names())
-        if (on_disk(name, entries))
           reads.emplace_back(&shard, name);
   }
   const char *dropped = "none";
