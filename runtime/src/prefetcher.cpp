@@ -93,10 +93,10 @@ void Prefetcher::learn(std::size_t block) {
 // The `depth` blocks that follow `block` in execution order; past the last
 // one, the next forward's first blocks once the order is known (before that,
 // the end of registration order says nothing about where a forward ends).
-std::vector<std::size_t> Prefetcher::window_after(std::size_t block) const {
+std::vector<std::size_t> Prefetcher::window_after(std::size_t block, std::size_t depth) const {
   std::vector<std::size_t> window;
   const std::size_t n = order_.size();
-  for (std::size_t step = 1; step <= depth_ && step < n; ++step) {
+  for (std::size_t step = 1; step <= depth && step < n; ++step) {
     const std::size_t at = position_[block] + step;
     if (at >= n && !(wrap_ && learned_))
       break;
@@ -106,7 +106,10 @@ std::vector<std::size_t> Prefetcher::window_after(std::size_t block) const {
 }
 
 void Prefetcher::schedule_after(std::size_t block) {
-  const std::vector<std::size_t> ahead = window_after(block);
+  // The block in use counts against the memory bound until all it gave out
+  // is freed; then the window takes its place.
+  const bool done_with = held_.count(block) == 0 && alive_.count(block) == 0;
+  const std::vector<std::size_t> ahead = window_after(block, depth_ + (done_with ? 1 : 0));
   const std::set<std::size_t> window(ahead.begin(), ahead.end());
   // Blocks held outside the window (behind the one in use, or queued by
   // another thread's forward) are dropped: memory stays within `depth`
@@ -177,7 +180,38 @@ torch::Tensor Prefetcher::take(std::size_t block, std::size_t slot) {
     held_.erase(again);
   if (error)
     std::rethrow_exception(error);
-  return value;
+  return counted(block, std::move(value));
+}
+
+// `value`, telling this prefetcher when it is freed (a tensor that outlives
+// the prefetcher tells no one).
+torch::Tensor Prefetcher::counted(std::size_t block, torch::Tensor value) {
+  std::weak_ptr<Prefetcher> owner = weak_from_this();
+  if (owner.expired() || !value.defined() || value.numel() == 0)
+    return value;
+  ++alive_[block];
+  void *data = value.data_ptr();
+  const std::vector<std::int64_t> sizes = value.sizes().vec();
+  const std::vector<std::int64_t> strides = value.strides().vec();
+  const torch::TensorOptions options = value.options();
+  return torch::from_blob(
+      data, sizes, strides,
+      [held = std::move(value), owner = std::move(owner), block](void *) mutable {
+        held = torch::Tensor(); // its memory first
+        if (const std::shared_ptr<Prefetcher> self = owner.lock())
+          self->released(block);
+      },
+      options);
+}
+
+void Prefetcher::released(std::size_t block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = alive_.find(block);
+  if (it == alive_.end() || --it->second > 0)
+    return;
+  alive_.erase(it);
+  if (block == last_used_ && held_.count(block) == 0)
+    schedule_after(block);
 }
 
 std::size_t Prefetcher::blocks_read() const {

@@ -13,8 +13,13 @@
 // already reading is waited for. A read that failed is rethrown when the
 // parameter is used, as the synchronous load would have thrown it. Blocks
 // outside the window are dropped, so at most `depth` blocks are held ahead
-// of the one in use. A block's tensors are read in the order their bytes
-// lie in storage (the weights map's StorageLocation).
+// of the one in use: `depth` + 1 blocks in memory. Once every tensor taken
+// from the block in use is freed, that block no longer counts and the
+// window reaches one block further, so the memory bound stays and the
+// reader keeps working while the forward computes in-memory layers (in
+// particular the ones before the first offloaded block, after the last one
+// read the next forward's first). A block's tensors are read in the order
+// their bytes lie in storage (the weights map's StorageLocation).
 #pragma once
 
 #include <metaguard/offload_options.h>
@@ -35,7 +40,7 @@
 
 namespace metaguard::detail {
 
-class Prefetcher {
+class Prefetcher : public std::enable_shared_from_this<Prefetcher> {
 public:
   // What one block reads: the weights-map keys of its parameters, in the
   // order of the slots given to them.
@@ -58,7 +63,8 @@ public:
   // The value of parameter `slot` of `block` (the caller's from now on),
   // read with the rest of its block if no one had; an undefined tensor when
   // the block was dropped meanwhile: the caller reads it itself. Rethrows
-  // the parameter's read error.
+  // the parameter's read error. When the prefetcher is owned by a
+  // shared_ptr, freeing the value tells it the block's memory is back.
   torch::Tensor take(std::size_t block, std::size_t slot);
 
   // For tests and benchmarks: blocks whose read the reader thread started.
@@ -80,7 +86,9 @@ private:
 
   void learn(std::size_t block);
   void schedule_after(std::size_t block);
-  std::vector<std::size_t> window_after(std::size_t block) const;
+  std::vector<std::size_t> window_after(std::size_t block, std::size_t depth) const;
+  torch::Tensor counted(std::size_t block, torch::Tensor value);
+  void released(std::size_t block);
   void run();
   void hold_in_use(std::size_t block);
   void start(Held &held, std::size_t block);
@@ -101,6 +109,7 @@ private:
   bool learned_ = false;
   std::size_t last_used_;
   std::map<std::size_t, std::shared_ptr<Held>> held_;
+  std::map<std::size_t, std::size_t> alive_; // block -> its taken tensors not yet freed
   std::deque<std::size_t> queue_;
   std::size_t blocks_read_ = 0;
   std::size_t tensors_read_by_users_ = 0;

@@ -8,7 +8,8 @@
 // waited for; a read that fails in the
 // background is raised, typed and naming the file, when the block is used;
 // two threads running forwards of one model get the right outputs; a block
-// is read in the order its bytes lie in storage.
+// is read in the order its bytes lie in storage; at most depth + 1 blocks
+// are in memory, and between forwards the reader reads one block further.
 #include <metaguard/metaguard.h>
 
 #include "../../runtime/src/offload_registry.h"
@@ -299,6 +300,85 @@ TEST_F(PrefetchTest, TheNextForwardsFirstBlockIsReadAfterTheLastOne) {
   EXPECT_EQ(counting->reads_of(first, 4, patience), 4);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(counting->reads_of(first, 5, std::chrono::milliseconds(0)), 4);
+}
+
+// Between forwards no offloaded block is in use, so once the last block's
+// tensors are freed the window reaches one block further: with depth 1 the
+// next forward's first two blocks are read ahead while block 0 (in memory)
+// computes.
+TEST_F(PrefetchTest, WhileNoOffloadedBlockIsInUseTheReaderReadsOneBlockFurther) {
+  auto model = metaguard::from_config<Stack>(stack_config());
+  metaguard::load_weights(*model, checkpoint_.path());
+  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  auto counting = std::make_shared<CountingWeights>(
+      std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(0));
+  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(1));
+  const auto patience = std::chrono::seconds(20);
+  for (int pass = 0; pass < 2; ++pass)
+    EXPECT_TRUE(torch::equal(run(model), expected_));
+  // Read by both forwards, and once more for the third.
+  EXPECT_EQ(counting->reads_of("blocks.1.up.weight", 3, patience), 3);
+  EXPECT_EQ(counting->reads_of("blocks.2.up.weight", 3, patience), 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(counting->reads_of("blocks.3.up.weight", 3, std::chrono::milliseconds(0)), 2);
+  EXPECT_TRUE(torch::equal(run(model), expected_));
+  EXPECT_EQ(counting->reads_of("blocks.2.up.weight", 4, patience), 4);
+}
+
+// Tracks which blocks' read tensors are alive (held by the prefetcher or by
+// the forward) and the most blocks alive at once.
+class LiveBlocks : public metaguard::WeightsMap {
+public:
+  explicit LiveBlocks(std::shared_ptr<const metaguard::WeightsMap> inner) : inner_(std::move(inner)) {}
+  bool contains(const std::string &name) const override { return inner_->contains(name); }
+  std::vector<std::string> names() const override { return inner_->names(); }
+  torch::Tensor load(const std::string &name) const override {
+    torch::Tensor value = inner_->load(name);
+    const std::string block = name.substr(0, name.find('.', name.find('.') + 1)); // "blocks.3"
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++alive_[block];
+      peak_ = std::max(peak_, alive_.size());
+    }
+    void *data = value.data_ptr();
+    const auto sizes = value.sizes().vec();
+    const auto options = value.options();
+    return torch::from_blob(
+        data, sizes,
+        [this, held = std::move(value), block](void *) mutable {
+          held = torch::Tensor();
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (--alive_[block] == 0)
+            alive_.erase(block);
+        },
+        options);
+  }
+  std::size_t peak() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return peak_;
+  }
+
+private:
+  std::shared_ptr<const metaguard::WeightsMap> inner_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, int> alive_;
+  mutable std::size_t peak_ = 0;
+};
+
+// The block in use and `depth` ahead, never more, forward after forward.
+TEST_F(PrefetchTest, AtMostDepthPlusOneBlocksAreInMemory) {
+  for (int n : {1, 2}) {
+    auto model = metaguard::from_config<Stack>(stack_config());
+    metaguard::load_weights(*model, checkpoint_.path());
+    metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+    auto live = std::make_shared<LiveBlocks>(std::make_shared<metaguard::OffloadFolder>(folder_.path()));
+    metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), live, depth(n));
+    for (int pass = 0; pass < 6; ++pass)
+      EXPECT_TRUE(torch::equal(run(model), expected_));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_LE(live->peak(), static_cast<std::size_t>(n + 1)) << "depth " << n;
+    EXPECT_GE(live->peak(), 2u) << "depth " << n; // something was read ahead
+  }
 }
 
 // Truncated after dispatch: the reader's failure surfaces when the block is
