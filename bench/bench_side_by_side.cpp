@@ -11,6 +11,12 @@
 //       page cache before each (untimed); steady drops it once, and drops
 //       each used tensor's pages (a model bigger than memory, forward after
 //       forward). Saves the last logits to <out>.
+//   bench_side_by_side overhead <checkpoint> <device_map.json> <ids> <runs> [threads] [depth]
+//       the offload overhead warm, in one process: the model all in memory
+//       and the model with the map, one untimed forward each, then <runs>
+//       pairs of forwards in turns (which goes first alternates); the median
+//       of each and the median of the pairs' differences. Two medians taken
+//       in different processes differ by more than the overhead itself.
 //   bench_side_by_side read <checkpoint> <device_map.json> <runs> <warm|cold> [pread|load|load-model-order]
 //       pread of the bytes of the tensors the map puts on disk, from the
 //       shards, into one reused buffer: what loading them costs at least;
@@ -124,6 +130,41 @@ int forward(const std::vector<std::string> &args) {
          {"forward_s", measured.seconds},
          {"peak_rss", metaguard_bench::proc_status_bytes("VmHWM:")},
          {"dropped", dropped},
+         {"threads", at::get_num_threads()}});
+  return 0;
+}
+
+int overhead(const std::vector<std::string> &args) {
+  const fs::path checkpoint = args.at(1);
+  const int runs = std::stoi(args.at(4));
+  torch::set_num_threads(args.size() > 5 ? std::stoi(args.at(5)) : 2);
+  metaguard::LoadOptions offloaded_options;
+  offloaded_options.device_map = device_map_of(map_json(args.at(2)));
+  if (args.size() > 6)
+    offloaded_options.offload.prefetch_depth = std::stoi(args.at(6));
+  const auto ids = metaguard::SafetensorsFile(args.at(3)).private_tensor("input_ids");
+  torch::NoGradGuard no_grad;
+  auto in_memory = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint);
+  auto offloaded = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint, offloaded_options);
+  in_memory->forward(ids);
+  offloaded->forward(ids); // learns the block order
+  const auto time = [&](models::LlamaForCausalLM &model) {
+    const auto start = Clock::now();
+    model->forward(ids);
+    return metaguard_bench::seconds_since(start);
+  };
+  std::vector<double> memory, disk, difference;
+  for (int i = 0; i < runs; ++i) {
+    const bool memory_first = i % 2 == 0;
+    const double a = memory_first ? time(in_memory) : time(offloaded);
+    const double b = memory_first ? time(offloaded) : time(in_memory);
+    memory.push_back(memory_first ? a : b);
+    disk.push_back(memory_first ? b : a);
+    difference.push_back(disk.back() - memory.back());
+  }
+  print({{"memory_s", metaguard_bench::median(memory)},
+         {"offloaded_s", metaguard_bench::median(disk)},
+         {"overhead_s", metaguard_bench::median(difference)},
          {"threads", at::get_num_threads()}});
   return 0;
 }
@@ -247,6 +288,8 @@ int main(int argc, char **argv) {
     const std::string what = args.empty() ? "" : args[0];
     if (what == "forward")
       return forward(args);
+    if (what == "overhead")
+      return overhead(args);
     if (what == "read")
       return read_offloaded(args);
     if (what == "load")

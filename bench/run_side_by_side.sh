@@ -19,10 +19,14 @@
 # bytes from disk (OffloadOptions::drop_page_cache; the cache dropped once),
 # as for a model bigger than memory in a generation loop.
 #
-# metaguard's cold forward also runs with a deeper read-ahead
-# (METAGUARD_DEEP_PREFETCH blocks, default 3; 0 leaves that variant out):
+# The warm offload overhead is also taken in one process (bench_side_by_side
+# overhead: both models, forwards in turns, the median of the differences).
+#
+# metaguard's cold forward also runs without read-ahead (depth 0) and with a
+# deeper one (METAGUARD_DEEP_PREFETCH blocks, default 3; 0 leaves that variant out):
 # with the first half of the layers in memory, the reader of a depth-1
-# window waits through their compute with nothing to read.
+# window reads the next forward's first two blocks and then waits through
+# their compute with nothing to read.
 #
 # Cold runs drop the whole page cache (echo 1 > /proc/sys/vm/drop_caches) when
 # run as root, else the checkpoint's and offload folders' pages
@@ -108,6 +112,14 @@ for i in $(seq "$processes"); do
       # (drop_page_cache), the cache dropped once, nothing between forwards.
       record forward-metaguard-steady "$bench" forward "$work/checkpoint" "$work/device_map.json" \
         "$work/ids.safetensors" "$work/logits-metaguard-steady.safetensors" "$runs" steady 2
+    fi
+    if [ "$mode" = warm ]; then
+      warm_cache
+      record overhead-metaguard-warm "$bench" overhead "$work/checkpoint" "$work/device_map.json" \
+        "$work/ids.safetensors" "$((2 * runs))" 2
+    else
+      record forward-metaguard-cold-depth0 "$bench" forward "$work/checkpoint" "$work/device_map.json" \
+        "$work/ids.safetensors" "$work/logits-metaguard-cold-depth0.safetensors" "$runs" cold 2 0
     fi
     if [ "$mode" = cold ] && [ "$deep" -gt 0 ]; then
       record "forward-metaguard-cold-depth$deep" "$bench" forward "$work/checkpoint" "$work/device_map.json" \

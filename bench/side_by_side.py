@@ -232,6 +232,12 @@ def report(results, work):
         if mode == "warm":
             print(f"RATIO warm metaguard overhead / warm read      = {(mg - mg_mem) / read:.2f}"
                   f"  (offloaded {mg:.3f} - in memory {mg_mem:.3f})")
+            if "overhead-metaguard-warm" in rows:
+                paired = med("overhead-metaguard-warm", "overhead_s")
+                print(f"RATIO warm metaguard overhead, paired / warm read = {paired / read:.2f}"
+                      f"  ({paired * 1000:.1f} ms: forwards in turns in one process, offloaded "
+                      f"{med('overhead-metaguard-warm', 'offloaded_s'):.3f} - in memory "
+                      f"{med('overhead-metaguard-warm', 'memory_s'):.3f})")
             print(f"RATIO warm transformers overhead / warm read   = {(tf - tf_mem) / read:.2f}"
                   f"  (offloaded {tf:.3f} - in memory {tf_mem:.3f})")
         else:
@@ -242,6 +248,11 @@ def report(results, work):
                     print(f"RATIO cold metaguard, prefetch depth {depth} / max(compute, cold read) = "
                           f"{deep / max(mg_mem, read):.2f}  ({deep:.3f} s; / transformers {deep / tf:.2f}, "
                           f"/ accelerate {deep / ac:.2f})")
+            if "forward-metaguard-cold-depth0" in rows:
+                none = med("forward-metaguard-cold-depth0", "forward_s")
+                print(f"RATIO cold metaguard / the same without prefetch = {mg / none:.2f}"
+                      f"  ({none:.3f} s; compute {mg_mem:.3f} s, cold read {read:.3f} s: at best "
+                      f"{max(mg_mem, read) / (mg_mem + read):.2f})")
             if "forward-metaguard-steady" in rows:
                 steady = med("forward-metaguard-steady", "forward_s")
                 print(f"RATIO steady metaguard (every forward from disk) / max(compute, cold read) = "
