@@ -167,7 +167,7 @@ std::shared_ptr<detail::Prefetcher> make_prefetcher(const std::vector<OwnedDiskP
     const std::string entry = covering_entry(resolved, owned[h].params.front().full);
     const auto [it, added] = block_of.emplace(block_name(entry, owned[h].module_name), blocks.size());
     if (added)
-      blocks.push_back({weights, {}});
+      blocks.push_back({weights, {}, {}});
     auto &block = blocks[it->second];
     hooks[h]->block = it->second;
     for (auto &record : hooks[h]->params) {
