@@ -1,4 +1,5 @@
 #include "offload_registry.h"
+#include "freed_callback.h"
 #include "page_cache.h"
 
 #include <metaguard/errors.h>
@@ -141,17 +142,9 @@ torch::Tensor checked_value(const OffloadedParam &record, torch::Tensor value) {
 // waits for the last holder.
 torch::Tensor dropping_pages_when_freed(torch::Tensor value, std::shared_ptr<const WeightsMap> weights,
                                         std::string key) {
-  void *data = value.data_ptr();
-  const std::vector<std::int64_t> sizes = value.sizes().vec();
-  const std::vector<std::int64_t> strides = value.strides().vec();
-  const torch::TensorOptions options = value.options();
-  return torch::from_blob(
-      data, sizes, strides,
-      [held = std::move(value), weights = std::move(weights), key = std::move(key)](void *) mutable {
-        held = torch::Tensor(); // unmapped (or returned to the staging pool) first
-        drop_page_cache(*weights, key);
-      },
-      options);
+  return calling_when_freed(std::move(value), [weights = std::move(weights), key = std::move(key)] {
+    drop_page_cache(*weights, key);
+  });
 }
 } // namespace
 

@@ -1,5 +1,7 @@
 #include "prefetcher.h"
 
+#include "freed_callback.h"
+
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -190,18 +192,10 @@ torch::Tensor Prefetcher::counted(std::size_t block, torch::Tensor value) {
   if (owner.expired() || !value.defined() || value.numel() == 0)
     return value;
   ++alive_[block];
-  void *data = value.data_ptr();
-  const std::vector<std::int64_t> sizes = value.sizes().vec();
-  const std::vector<std::int64_t> strides = value.strides().vec();
-  const torch::TensorOptions options = value.options();
-  return torch::from_blob(
-      data, sizes, strides,
-      [held = std::move(value), owner = std::move(owner), block](void *) mutable {
-        held = torch::Tensor(); // its memory first
-        if (const std::shared_ptr<Prefetcher> self = owner.lock())
-          self->released(block);
-      },
-      options);
+  return calling_when_freed(std::move(value), [owner = std::move(owner), block] {
+    if (const std::shared_ptr<Prefetcher> self = owner.lock())
+      self->released(block);
+  });
 }
 
 void Prefetcher::released(std::size_t block) {

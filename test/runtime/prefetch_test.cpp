@@ -158,6 +158,12 @@ protected:
     metaguard::dispatch_model(*model, disk_map(), folder_.path(), options);
     return model;
   }
+  // Hooks that read through `weights` (a map around the folder that counts,
+  // slows or watches the reads) in place of the model's own.
+  static void read_through(Stack &model, const std::shared_ptr<const metaguard::WeightsMap> &weights,
+                           const metaguard::OffloadOptions &options) {
+    metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), weights, options);
+  }
   torch::Tensor run(Stack &model) {
     torch::NoGradGuard no_grad;
     return model->forward(input_);
@@ -237,13 +243,10 @@ TEST_F(PrefetchTest, TransparentOffloadGivesTheSameBits) {
 // Slow reads: the forward reaches blocks the reader has not finished, waits
 // for them, and no parameter is read twice.
 TEST_F(PrefetchTest, EachParameterIsReadOncePerForwardEvenWhenTheForwardCatchesUp) {
-  auto model = metaguard::from_config<Stack>(stack_config());
-  metaguard::load_weights(*model, checkpoint_.path());
-  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  Stack model = dispatched(depth(0));
   auto folder = std::make_shared<metaguard::OffloadFolder>(folder_.path());
   auto counting = std::make_shared<CountingWeights>(folder, std::chrono::milliseconds(5));
-  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting,
-                                 within_forward(2));
+  read_through(model, counting, within_forward(2));
   for (int pass = 0; pass < 3; ++pass) {
     EXPECT_TRUE(torch::equal(run(model), expected_));
     const auto reads = counting->take_reads();
@@ -282,12 +285,10 @@ TEST_F(PrefetchTest, TheExecutionOrderIsLearnedFromTheFirstForward) {
 // of the next forward ahead, and that forward takes it instead of reading it
 // again.
 TEST_F(PrefetchTest, TheNextForwardsFirstBlockIsReadAfterTheLastOne) {
-  auto model = metaguard::from_config<Stack>(stack_config());
-  metaguard::load_weights(*model, checkpoint_.path());
-  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  Stack model = dispatched(depth(0));
   auto counting = std::make_shared<CountingWeights>(
       std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(0));
-  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(1));
+  read_through(model, counting, depth(1));
   const std::string first = "blocks.1.up.weight";
   const auto patience = std::chrono::seconds(20);
   for (int pass = 0; pass < 2; ++pass)
@@ -307,12 +308,10 @@ TEST_F(PrefetchTest, TheNextForwardsFirstBlockIsReadAfterTheLastOne) {
 // next forward's first two blocks are read ahead while block 0 (in memory)
 // computes.
 TEST_F(PrefetchTest, WhileNoOffloadedBlockIsInUseTheReaderReadsOneBlockFurther) {
-  auto model = metaguard::from_config<Stack>(stack_config());
-  metaguard::load_weights(*model, checkpoint_.path());
-  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  Stack model = dispatched(depth(0));
   auto counting = std::make_shared<CountingWeights>(
       std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(0));
-  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting, depth(1));
+  read_through(model, counting, depth(1));
   const auto patience = std::chrono::seconds(20);
   for (int pass = 0; pass < 2; ++pass)
     EXPECT_TRUE(torch::equal(run(model), expected_));
@@ -368,11 +367,9 @@ private:
 // The block in use and `depth` ahead, never more, forward after forward.
 TEST_F(PrefetchTest, AtMostDepthPlusOneBlocksAreInMemory) {
   for (int n : {1, 2}) {
-    auto model = metaguard::from_config<Stack>(stack_config());
-    metaguard::load_weights(*model, checkpoint_.path());
-    metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+    Stack model = dispatched(depth(0));
     auto live = std::make_shared<LiveBlocks>(std::make_shared<metaguard::OffloadFolder>(folder_.path()));
-    metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), live, depth(n));
+    read_through(model, live, depth(n));
     for (int pass = 0; pass < 6; ++pass)
       EXPECT_TRUE(torch::equal(run(model), expected_));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -449,13 +446,10 @@ TEST_F(PrefetchTest, ABlockNoOneReadAheadIsReadByTheForwardAndTheReaderTogether)
 // cache cold): only the first block, which no one read ahead, is read by the
 // forward.
 TEST_F(PrefetchTest, AForwardThatCatchesUpWithTheReaderWaitsForTheBlockItReads) {
-  auto model = metaguard::from_config<Stack>(stack_config());
-  metaguard::load_weights(*model, checkpoint_.path());
-  metaguard::dispatch_model(*model, disk_map(), folder_.path(), depth(0));
+  Stack model = dispatched(depth(0));
   auto counting = std::make_shared<CountingWeights>(
       std::make_shared<metaguard::OffloadFolder>(folder_.path()), std::chrono::milliseconds(50));
-  metaguard::attach_offload_hooks(*model, metaguard::resolve_device_map(*model, disk_map()), counting,
-                                 within_forward(1));
+  read_through(model, counting, within_forward(1));
   EXPECT_TRUE(torch::equal(run(model), expected_));
   const auto &prefetcher = *metaguard::detail::find_hook(*(*model->blocks)[1]->as<BlockImpl>()->up)->prefetcher;
   EXPECT_GE(prefetcher.tensors_read_by_users(), 1u); // the first block's, the reader joining it
