@@ -64,6 +64,14 @@ CheckpointLayout checkpoint_layout(const std::filesystem::path &location) {
   return {is_torch_file(location) ? CheckpointFormat::Pytorch : CheckpointFormat::Safetensors, location, false};
 }
 
+std::vector<torch::Tensor> CheckpointReader::private_tensors(const std::vector<std::string> &names) const {
+  std::vector<torch::Tensor> tensors;
+  tensors.reserve(names.size());
+  for (const auto &name : names)
+    tensors.push_back(private_tensor(name));
+  return tensors;
+}
+
 std::shared_ptr<const CheckpointReader> open_checkpoint(const std::filesystem::path &location,
                                                         const SafetensorsOptions &options) {
   const CheckpointLayout layout = checkpoint_layout(location);

@@ -25,15 +25,28 @@ bool CheckpointWeightsMap::contains(const std::string &name) const {
   return checkpoint_->contains(key_of(name));
 }
 
-torch::Tensor CheckpointWeightsMap::load(const std::string &name) const {
-  const std::string &key = key_of(name);
+bool CheckpointWeightsMap::loaded_as_stored(const std::string &name) const {
   const auto it = dtypes_.find(name);
+  return it == dtypes_.end() || torch_dtype_from_safetensors(checkpoint_->info(key_of(name)).dtype) == it->second;
+}
+
+torch::Tensor CheckpointWeightsMap::load(const std::string &name) const {
   // A private tensor, fresh at every load: the hook hands it to a forward
   // (or load_offloaded_parameter to the caller), and a write through it must
   // not reach the next load. (Converted tensors are fresh copies anyway.)
-  if (it == dtypes_.end() || torch_dtype_from_safetensors(checkpoint_->info(key).dtype) == it->second)
-    return checkpoint_->private_tensor(key);
-  return checkpoint_->tensor(key, it->second);
+  if (loaded_as_stored(name))
+    return checkpoint_->private_tensor(key_of(name));
+  return checkpoint_->tensor(key_of(name), dtypes_.at(name));
+}
+
+std::vector<torch::Tensor> CheckpointWeightsMap::load_together(const std::vector<std::string> &names) const {
+  std::vector<std::string> keys;
+  for (const auto &name : names) {
+    if (!loaded_as_stored(name))
+      return WeightsMap::load_together(names);
+    keys.push_back(key_of(name));
+  }
+  return checkpoint_->private_tensors(keys);
 }
 
 std::vector<std::string> CheckpointWeightsMap::names() const {

@@ -177,8 +177,7 @@ std::shared_ptr<detail::Prefetcher> make_prefetcher(const std::vector<OwnedDiskP
   }
   if (blocks.empty())
     return nullptr; // one block has nothing to read ahead, but its reader still reads beside the forward
-  auto prefetcher = std::make_shared<detail::Prefetcher>(std::move(blocks), options.prefetch_depth,
-                                                            options.prefetch_next_forward);
+  auto prefetcher = std::make_shared<detail::Prefetcher>(std::move(blocks), options);
   for (const auto &hook : hooks)
     hook->prefetcher = prefetcher;
   return prefetcher;

@@ -1,6 +1,7 @@
 #include "prefetcher.h"
 
 #include "freed_callback.h"
+#include "staging_pool.h"
 
 #include <algorithm>
 #include <numeric>
@@ -12,31 +13,61 @@
 namespace metaguard::detail {
 namespace {
 
+// Tensors below this size are read together with their neighbours: copied
+// one by one they cost a copy each, while large tensors get a mapping of
+// their own anyway (the weights maps' private-mapping threshold).
+constexpr std::int64_t kReadTogetherBelow = static_cast<std::int64_t>(StagingPool::kLargest);
+// A run stays within this size: a block's small tensors, not a whole shard.
+constexpr std::int64_t kLargestRun = std::int64_t{64} << 20;
+
+bool small(const StorageLocation &where) {
+  return !where.file.empty() && where.length > 0 && where.length < kReadTogetherBelow;
+}
+
+// Whether `next` continues the run that ended with `last` (of `bytes` so
+// far): small, in the same file, right after it (a page of padding at most).
+bool continues(const StorageLocation &last, const StorageLocation &next, std::int64_t bytes) {
+  return small(last) && small(next) && next.file == last.file && next.offset >= last.offset + last.length &&
+         next.offset <= last.offset + last.length + 4096 && bytes + next.length <= kLargestRun;
+}
+
 // A block's slots in the order its bytes lie in storage (slot order where
-// the weights map cannot say). Slot order is registration order, and a
-// checkpoint stores a layer's tensors by name: read that way, a block is
-// read back and forth, and a disk with the page cache cold serves scattered
-// requests more slowly than one sequential pass.
-std::vector<Prefetcher::Block> in_storage_order(std::vector<Prefetcher::Block> blocks) {
+// the weights map cannot say), cut into runs of small neighbours. Slot
+// order is registration order, and a checkpoint stores a layer's tensors by
+// name: read that way, a block is read back and forth, and a disk with the
+// page cache cold serves scattered requests more slowly than one sequential
+// pass.
+std::vector<Prefetcher::Block> in_storage_order(std::vector<Prefetcher::Block> blocks, bool together) {
   for (auto &block : blocks) {
     std::vector<StorageLocation> where;
     where.reserve(block.keys.size());
     for (const auto &key : block.keys)
       where.push_back(block.weights->location(key));
-    block.read_order.resize(block.keys.size());
-    std::iota(block.read_order.begin(), block.read_order.end(), std::size_t{0});
-    std::stable_sort(block.read_order.begin(), block.read_order.end(), [&](std::size_t a, std::size_t b) {
+    std::vector<std::size_t> order(block.keys.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return std::tie(where[a].file, where[a].offset) < std::tie(where[b].file, where[b].offset);
     });
+    std::int64_t bytes = 0;
+    for (const std::size_t slot : order) {
+      if (together && !block.runs.empty() && continues(where[block.runs.back().back()], where[slot], bytes)) {
+        block.runs.back().push_back(slot);
+        bytes += where[slot].length;
+        continue;
+      }
+      block.runs.push_back({slot});
+      bytes = where[slot].length;
+    }
   }
   return blocks;
 }
 
 } // namespace
 
-Prefetcher::Prefetcher(std::vector<Block> blocks, int depth, bool wrap)
-    : blocks_(in_storage_order(std::move(blocks))), depth_(static_cast<std::size_t>(std::max(depth, 1))),
-      wrap_(wrap), order_(blocks_.size()), was_seen_(blocks_.size(), false), last_used_(blocks_.size()) {
+Prefetcher::Prefetcher(std::vector<Block> blocks, const OffloadOptions &options)
+    : blocks_(in_storage_order(std::move(blocks), !options.drop_page_cache)),
+      depth_(static_cast<std::size_t>(std::max(options.prefetch_depth, 1))), wrap_(options.prefetch_next_forward),
+      order_(blocks_.size()), was_seen_(blocks_.size(), false), last_used_(blocks_.size()) {
   std::iota(order_.begin(), order_.end(), std::size_t{0});
   position_ = order_;
 }
@@ -245,32 +276,51 @@ void Prefetcher::start(Held &held, std::size_t block) {
   held.errors.resize(n);
 }
 
-// Reads the tensors of `block` no one has started, one at a time without the
-// lock (takers wait for Done; droppers only forget `held`); whoever finishes
-// the last one publishes the block.
+// Reads the runs of `block` no one has started, one at a time without the
+// lock (takers wait for Done; droppers only forget `held`, and each run
+// writes its own slots); whoever finishes the last one publishes the block.
 void Prefetcher::share_read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock) {
   const Block &source = blocks_[block];
-  const std::size_t n = source.keys.size();
   const bool user = std::this_thread::get_id() != reader_.get_id();
-  while (held.next < n) {
-    const std::size_t i = source.read_order[held.next++];
+  while (held.next < source.runs.size()) {
+    const std::vector<std::size_t> &run = source.runs[held.next++];
     ++held.reading;
     lock.unlock();
-    torch::Tensor value;
-    std::exception_ptr error;
-    try {
-      value = source.weights->load(source.keys[i]);
-    } catch (...) {
-      error = std::current_exception(); // raised when the parameter is used
-    }
+    read_run(source, run, held);
     lock.lock();
-    held.values[i] = std::move(value);
-    held.errors[i] = std::move(error);
-    tensors_read_by_users_ += user ? 1 : 0;
-    if (--held.reading == 0 && held.next == n) {
-      held.left = n;
+    tensors_read_by_users_ += user ? run.size() : 0;
+    if (--held.reading == 0 && held.next == source.runs.size()) {
+      held.left = source.keys.size();
       held.state = State::Done;
       changed_.notify_all();
+    }
+  }
+}
+
+// Fills the slots of `run`, each with its value or the error its own load
+// raised (to be raised when that parameter is used): a run read together
+// that fails is read again one tensor at a time, so a bad tensor fails
+// alone, with the error the synchronous load would raise.
+void Prefetcher::read_run(const Block &source, const std::vector<std::size_t> &run, Held &into) {
+  if (run.size() > 1) {
+    std::vector<std::string> keys;
+    for (const std::size_t slot : run)
+      keys.push_back(source.keys[slot]);
+    try {
+      std::vector<torch::Tensor> values = source.weights->load_together(keys);
+      if (values.size() == run.size()) {
+        for (std::size_t i = 0; i < run.size(); ++i)
+          into.values[run[i]] = std::move(values[i]);
+        return;
+      }
+    } catch (...) {
+    }
+  }
+  for (const std::size_t slot : run) {
+    try {
+      into.values[slot] = source.weights->load(source.keys[slot]);
+    } catch (...) {
+      into.errors[slot] = std::current_exception();
     }
   }
 }

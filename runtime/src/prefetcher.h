@@ -19,7 +19,9 @@
 // reader keeps working while the forward computes in-memory layers (in
 // particular the ones before the first offloaded block, after the last one
 // read the next forward's first). A block's tensors are read in the order
-// their bytes lie in storage (the weights map's StorageLocation).
+// their bytes lie in storage (the weights map's StorageLocation), and small
+// tensors that lie next to each other in one file are read together (the
+// weights map's load_together: one mapping instead of a copy each).
 #pragma once
 
 #include <metaguard/offload_options.h>
@@ -47,12 +49,17 @@ public:
   struct Block {
     std::shared_ptr<const WeightsMap> weights;
     std::vector<std::string> keys;
-    std::vector<std::size_t> read_order; // slots in storage order (filled by the constructor)
+    // Filled by the constructor: the slots in storage order, cut into runs
+    // read in one go (a run of small neighbours, or one slot).
+    std::vector<std::vector<std::size_t>> runs;
   };
 
-  // `blocks` in registration order; `depth` >= 1; `wrap`: once the order is
-  // learned, the blocks after the last one are the first ones again.
-  Prefetcher(std::vector<Block> blocks, int depth, bool wrap);
+  // `blocks` in registration order. From `options`: the depth (at least 1),
+  // whether the blocks after the last one are the first ones again once the
+  // order is learned (prefetch_next_forward), and whether small neighbours
+  // may share memory (not when their pages are to be dropped one by one:
+  // the kernel keeps pages that are still mapped).
+  Prefetcher(std::vector<Block> blocks, const OffloadOptions &options);
   ~Prefetcher();
   Prefetcher(const Prefetcher &) = delete;
   Prefetcher &operator=(const Prefetcher &) = delete;
@@ -79,8 +86,8 @@ private:
     State state = State::Queued;
     std::vector<torch::Tensor> values;
     std::vector<std::exception_ptr> errors;
-    std::size_t next = 0;    // the next tensor no one has started reading
-    std::size_t reading = 0; // tensors started and not finished
+    std::size_t next = 0;    // the next run no one has started reading
+    std::size_t reading = 0; // runs started and not finished
     std::size_t left = 0;    // values not yet taken
   };
 
@@ -93,6 +100,7 @@ private:
   void hold_in_use(std::size_t block);
   void start(Held &held, std::size_t block);
   void share_read(std::size_t block, Held &held, std::unique_lock<std::mutex> &lock);
+  static void read_run(const Block &source, const std::vector<std::size_t> &run, Held &into);
   void start_reader();
   void call_reader(std::size_t block);
 

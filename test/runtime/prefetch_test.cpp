@@ -483,10 +483,12 @@ TEST_F(PrefetchTest, AModelDestroyedWhileReadingAheadStopsItsReader) {
 
 // Stands in for a checkpoint whose tensors lie in storage in another order
 // than their slots (a layer's parameters are registered q, k, v, o and
-// stored by name): records the order of the reads.
+// stored by name): records the order of the reads, a read together as its
+// names joined by '+'. With `together_fails`, every read together throws.
 class PlacedWeights : public metaguard::WeightsMap {
 public:
-  explicit PlacedWeights(std::map<std::string, metaguard::StorageLocation> where) : where_(std::move(where)) {}
+  explicit PlacedWeights(std::map<std::string, metaguard::StorageLocation> where, bool together_fails = false)
+      : where_(std::move(where)), together_fails_(together_fails) {}
   bool contains(const std::string &name) const override { return where_.count(name) != 0; }
   std::vector<std::string> names() const override {
     std::vector<std::string> names;
@@ -501,7 +503,20 @@ public:
   torch::Tensor load(const std::string &name) const override {
     std::lock_guard<std::mutex> lock(mutex_);
     reads_.push_back(name);
-    return torch::zeros({1});
+    return torch::full({1}, static_cast<double>(name.size()));
+  }
+  std::vector<torch::Tensor> load_together(const std::vector<std::string> &names) const override {
+    if (together_fails_)
+      throw metaguard::FormatError("no mapping today");
+    std::string joined;
+    std::vector<torch::Tensor> values;
+    for (const auto &name : names) {
+      joined += (joined.empty() ? "" : "+") + name;
+      values.push_back(torch::full({1}, static_cast<double>(name.size())));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    reads_.push_back(joined);
+    return values;
   }
   std::vector<std::string> reads(std::size_t want) const {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -517,6 +532,7 @@ public:
 
 private:
   std::map<std::string, metaguard::StorageLocation> where_;
+  bool together_fails_;
   mutable std::mutex mutex_;
   mutable std::vector<std::string> reads_;
 };
@@ -533,9 +549,63 @@ TEST(PrefetcherReadOrder, ABlockIsReadInTheOrderItsBytesLieInStorage) {
       {"o", {"a.safetensors", 500}},
       {"unplaced", {}}});
   metaguard::detail::Prefetcher prefetcher(
-      {{weights, {"first"}, {}}, {weights, {"unplaced", "q", "k", "v", "o"}, {}}}, 1, false);
+      {{weights, {"first"}, {}}, {weights, {"unplaced", "q", "k", "v", "o"}, {}}}, within_forward(1));
   prefetcher.on_use(0); // block 0 in use: the reader alone reads block 1
   EXPECT_EQ(weights->reads(5), (std::vector<std::string>{"unplaced", "o", "k", "v", "q"}));
+}
+
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+
+// A layer as a checkpoint stores it: a norm, the MLP's large matrices, the
+// attention's small ones, and a tensor of another shard.
+std::map<std::string, metaguard::StorageLocation> layer_in_storage() {
+  return {{"norm", {"b.safetensors", 0, 4096}},
+          {"k", {"b.safetensors", 4096, 2 * kMiB}},
+          {"up", {"b.safetensors", 4096 + 2 * kMiB, 16 * kMiB}},
+          {"q", {"b.safetensors", 4096 + 18 * kMiB, 4 * kMiB}},
+          {"v", {"b.safetensors", 4096 + 22 * kMiB, 2 * kMiB}},
+          {"bias", {"c.safetensors", 0, 4096}}};
+}
+
+const std::vector<std::string> kLayerSlots = {"q", "k", "v", "up", "norm", "bias"};
+
+// Small neighbours in one file are read in one go (one mapping instead of a
+// copy each); a large tensor, a gap or another file starts a new read.
+TEST(PrefetcherReadOrder, SmallNeighboursInOneFileAreReadTogether) {
+  auto weights = std::make_shared<PlacedWeights>(layer_in_storage());
+  metaguard::detail::Prefetcher prefetcher({{weights, {"first"}, {}}, {weights, kLayerSlots, {}}},
+                                           within_forward(1));
+  prefetcher.on_use(0);
+  EXPECT_EQ(weights->reads(4), (std::vector<std::string>{"norm+k", "up", "q+v", "bias"}));
+}
+
+// Pages that are still mapped cannot be dropped from the page cache, so
+// with drop_page_cache every tensor has memory of its own.
+TEST(PrefetcherReadOrder, WithDropPageCacheEachTensorIsReadAlone) {
+  auto weights = std::make_shared<PlacedWeights>(layer_in_storage());
+  metaguard::OffloadOptions options = within_forward(1);
+  options.drop_page_cache = true;
+  metaguard::detail::Prefetcher prefetcher({{weights, {"first"}, {}}, {weights, kLayerSlots, {}}}, options);
+  prefetcher.on_use(0);
+  EXPECT_EQ(weights->reads(6), (std::vector<std::string>{"norm", "k", "up", "q", "v", "bias"}));
+}
+
+// A read together that fails is done again tensor by tensor: every
+// parameter still gets its own value (or its own error).
+TEST(PrefetcherReadOrder, AFailedReadTogetherIsReadAgainTensorByTensor) {
+  auto weights = std::make_shared<PlacedWeights>(layer_in_storage(), /*together_fails=*/true);
+  auto prefetcher = std::make_shared<metaguard::detail::Prefetcher>(
+      std::vector<metaguard::detail::Prefetcher::Block>{{weights, {"first"}, {}}, {weights, kLayerSlots, {}}},
+      within_forward(1));
+  prefetcher->on_use(1);
+  for (std::size_t slot = 0; slot < kLayerSlots.size(); ++slot) {
+    const torch::Tensor value = prefetcher->take(1, slot);
+    ASSERT_TRUE(value.defined()) << kLayerSlots[slot];
+    EXPECT_EQ(value.item<double>(), static_cast<double>(kLayerSlots[slot].size())) << kLayerSlots[slot];
+  }
+  std::vector<std::string> reads = weights->reads(6); // by two threads: in any order
+  std::sort(reads.begin(), reads.end());
+  EXPECT_EQ(reads, (std::vector<std::string>{"bias", "k", "norm", "q", "up", "v"}));
 }
 
 } // namespace

@@ -146,6 +146,37 @@ TEST(SafetensorsTest, AlignedTensorsAreZeroCopyAndWritesStayPrivate) {
   EXPECT_TRUE(torch::equal(SafetensorsFile(dir / "x.safetensors").tensor("x"), original));
 }
 
+// A layer's small tensors read together lie in one private mapping, as in
+// the file (nothing copied), yet each stays private: a write to one reaches
+// neither its neighbours, nor the file, nor the next load; and a survivor
+// outlives the others' memory.
+TEST(SafetensorsTest, NeighboursLoadedTogetherShareOneMappingAndNoValues) {
+  TempDir dir;
+  const auto a = torch::randn({64, 64});
+  const auto b = torch::randn({300});
+  const auto c = torch::randn({16, 16}, torch::kFloat64);
+  metaguard::save_safetensors(dir / "x.safetensors", {{"a", a}, {"b", b}, {"c", c}});
+  SafetensorsFile file(dir / "x.safetensors");
+  auto loaded = file.private_tensors({"b", "a", "c"});
+  ASSERT_EQ(loaded.size(), 3u);
+  EXPECT_TRUE(torch::equal(loaded[0], b));
+  EXPECT_TRUE(torch::equal(loaded[1], a));
+  EXPECT_TRUE(torch::equal(loaded[2], c));
+  const auto address = [](const torch::Tensor &t) { return reinterpret_cast<std::intptr_t>(t.data_ptr()); };
+  EXPECT_EQ(address(loaded[0]) - address(loaded[1]), file.info("b").begin - file.info("a").begin)
+      << "laid out as in the file: one mapping";
+
+  loaded[1].fill_(0);
+  EXPECT_TRUE(torch::equal(loaded[0], b));
+  EXPECT_TRUE(torch::equal(loaded[2], c));
+  EXPECT_TRUE(torch::equal(file.tensor("a"), a));
+  EXPECT_TRUE(torch::equal(file.private_tensors({"a", "b"})[0], a));
+
+  torch::Tensor kept = loaded[0];
+  loaded.clear();
+  EXPECT_TRUE(torch::equal(kept, b));
+}
+
 TEST(SafetensorsTest, MisalignedTensorsAreCopied) {
   TempDir dir;
   // A 1-byte tensor first puts the F32 data at an odd address.
@@ -160,6 +191,10 @@ TEST(SafetensorsTest, MisalignedTensorsAreCopied) {
   EXPECT_TRUE(torch::equal(f, torch::tensor({3.0f, -0.5f})));
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.data_ptr()) % 4, 0u);
   EXPECT_NE(file.tensor("f").data_ptr(), f.data_ptr());
+  const auto together = file.private_tensors({"a", "f"});
+  EXPECT_EQ(together[0].item<std::uint8_t>(), 5);
+  EXPECT_TRUE(torch::equal(together[1], torch::tensor({3.0f, -0.5f})));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(together[1].data_ptr()) % 4, 0u);
 }
 
 TEST(SafetensorsTest, ConvertsDtypeOnRequest) {

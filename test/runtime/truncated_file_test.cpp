@@ -87,6 +87,7 @@ TEST_F(TruncatedFileTest, ReadingATensorOfATruncatedFileIsAFormatError) {
   for (const auto &read : std::vector<std::function<void()>>{
            [&] { file.tensor("second.fc.weight"); },
            [&] { file.private_tensor("second.fc.weight"); },
+           [&] { file.private_tensors({"second.fc.weight", "second.fc.bias"}); },
            [&] { file.tensor("second.fc.weight", torch::kFloat64); }}) {
     try {
       read();

@@ -52,6 +52,10 @@ public:
   virtual torch::Tensor tensor(std::string_view name) const = 0;
   // A CPU tensor with the checkpoint's dtype whose memory nothing else shares.
   virtual torch::Tensor private_tensor(std::string_view name) const = 0;
+  // private_tensor of each name. Tensors that lie together in one file may
+  // share one private mapping (see SafetensorsFile::private_tensors): their
+  // memory then goes back when the last of them dies.
+  virtual std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const;
   // The tensor converted to `dtype` on `device`.
   virtual torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
                                torch::Device device = torch::kCPU) const = 0;
@@ -115,6 +119,12 @@ public:
   torch::Tensor tensor(std::string_view name) const override { return file_of(name).tensor(name); }
   torch::Tensor private_tensor(std::string_view name) const override {
     return file_of(name).private_tensor(name);
+  }
+  std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const override {
+    for (const auto &name : names)
+      if (&file_of(name) != &file_of(names.front()))
+        return CheckpointReader::private_tensors(names);
+    return names.empty() ? std::vector<torch::Tensor>{} : file_of(names.front()).private_tensors(names);
   }
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
                        torch::Device device = torch::kCPU) const override {

@@ -33,6 +33,9 @@ public:
   // private_tensor, or a converted copy): writing to it never changes a later
   // load or the file. Throws FormatError naming the file and tensor.
   torch::Tensor load(const std::string &name) const override;
+  // Tensors loaded as stored (no conversion) share one private mapping of
+  // their stretch of a safetensors shard (CheckpointReader::private_tensors).
+  std::vector<torch::Tensor> load_together(const std::vector<std::string> &names) const override;
   std::vector<std::string> names() const override;
   // The shard holding the tensor and its byte range there (a torch.save
   // archive: the whole file, whose storages may be shared).
@@ -42,6 +45,7 @@ public:
 
 private:
   const std::string &key_of(const std::string &name) const;
+  bool loaded_as_stored(const std::string &name) const;
 
   std::shared_ptr<const CheckpointReader> checkpoint_;
   std::map<std::string, torch::Dtype> dtypes_;

@@ -106,6 +106,12 @@ public:
   // nothing else, and writes to other tensors of this file never show in it.
   // What offloading hooks load.
   torch::Tensor private_tensor(std::string_view name) const;
+  // Each tensor as private_tensor gives it, but the ones that lie together in
+  // the file (a layer's small tensors: norms, biases, projections below 8 MiB)
+  // share one copy-on-write mapping of their stretch instead of a copy each:
+  // no bytes are copied, and a write to one changes neither the others nor
+  // the file. That memory goes back when the last of them dies.
+  std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const;
   // The tensor converted to `dtype` and placed on `device`. When that is what
   // the file holds on the CPU this is tensor(name) (zero-copy); otherwise the
   // bytes are read in chunks straight into a fresh tensor, so memory grows by

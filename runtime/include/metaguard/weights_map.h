@@ -32,6 +32,11 @@ public:
   // A CPU tensor with the stored dtype and shape. Throws OffloadError or
   // FormatError naming the file and the tensor when the data is unusable.
   virtual torch::Tensor load(const std::string &name) const = 0;
+  // load() of each name, for tensors that lie next to each other in storage
+  // (the offload reader passes a block's small tensors that do). A map may
+  // read them in one go, e.g. one private mapping for all: their memory then
+  // goes back when the last of them dies. By default, one load each.
+  virtual std::vector<torch::Tensor> load_together(const std::vector<std::string> &names) const;
   virtual std::vector<std::string> names() const = 0;
   // Where `name`'s bytes lie; by default, unknown. Never throws: a name the
   // map cannot place is reported by `load`.
