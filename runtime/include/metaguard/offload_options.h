@@ -21,7 +21,9 @@ struct OffloadOptions {
   // After a block has been used and returned to meta, ask the kernel to drop
   // its bytes from the page cache (POSIX_FADV_DONTNEED), so the files of a
   // model bigger than memory do not push the rest of the system out of the
-  // cache. The next forward reads them from disk again.
+  // cache. The next forward reads them from disk again. Small tensors are
+  // then read one by one, not in one mapping with their neighbours (pages
+  // still mapped by a neighbour could not be dropped).
   bool drop_page_cache = false;
 };
 
