@@ -568,7 +568,7 @@ std::shared_ptr<detail::Mapping> map_private_range(const SafetensorsData &data, 
 #ifdef MADV_HUGEPAGE
   // Pages read in now (a cold file) come in 2 MiB folios, and folios of that
   // size are mapped whole, by one entry: the next load of the same bytes
-  // maps them ~40x faster than 4 KiB pages (docs/benchmarks.md).
+  // maps them some 100x faster than 4 KiB pages (docs/benchmarks.md).
   ::madvise(address, mapping->size, MADV_HUGEPAGE);
 #endif
   if (::madvise(address, mapping->size, MADV_POPULATE_READ) == 0)
