@@ -48,4 +48,11 @@ std::map<std::string, std::string> SafetensorsCheckpoint::metadata() const {
   return shard_files().front().metadata();
 }
 
+std::vector<torch::Tensor> SafetensorsCheckpoint::private_tensors(const std::vector<std::string> &names) const {
+  for (const auto &name : names)
+    if (&file_of(name) != &file_of(names.front()))
+      return CheckpointReader::private_tensors(names);
+  return names.empty() ? std::vector<torch::Tensor>{} : file_of(names.front()).private_tensors(names);
+}
+
 } // namespace metaguard

@@ -248,13 +248,6 @@ torch::Tensor PytorchFile::private_tensor(std::string_view name) const {
   return bytes_.private_tensor(name);
 }
 
-std::vector<torch::Tensor> PytorchFile::private_tensors(const std::vector<std::string> &names) const {
-  std::vector<torch::Tensor> tensors;
-  for (const auto &name : names)
-    tensors.push_back(private_tensor(name));
-  return tensors;
-}
-
 torch::Tensor PytorchFile::tensor(std::string_view name, torch::Dtype dtype,
                                   torch::Device device) const {
   if (const auto it = strided_.find(name); it != strided_.end())

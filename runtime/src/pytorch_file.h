@@ -32,8 +32,6 @@ public:
   const TensorInfo &info(std::string_view name) const;
   torch::Tensor tensor(std::string_view name) const;
   torch::Tensor private_tensor(std::string_view name) const;
-  // One private_tensor each: storages of an archive may share bytes.
-  std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const;
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype, torch::Device device) const;
 
 private:

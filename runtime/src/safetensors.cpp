@@ -702,26 +702,20 @@ std::optional<std::pair<std::int64_t, std::int64_t>> shared_stretch(std::vector<
 } // namespace
 
 std::vector<torch::Tensor> SafetensorsFile::private_tensors(const std::vector<std::string> &names) const {
-  std::vector<torch::Tensor> tensors;
-  if (names.size() < 2 || data_->copy_on_load) {
-    for (const auto &name : names)
-      tensors.push_back(private_tensor(name));
-    return tensors;
-  }
   std::vector<const TensorInfo *> infos;
-  for (const auto &name : names) {
+  for (const auto &name : names)
     infos.push_back(&info(name));
-    check_unchanged_size(*data_, *infos.back());
-  }
   std::shared_ptr<detail::Mapping> mapping;
   std::int64_t from = 0;
-  if (const auto stretch = shared_stretch(infos)) {
+  const auto stretch = names.size() < 2 || data_->copy_on_load ? std::nullopt : shared_stretch(infos);
+  if (stretch) {
+    check_unchanged_size(*data_, *infos.front()); // one file: one size to check for all
     const std::int64_t begin = data_->data_offset + stretch->first;
     mapping = map_private_range(*data_, begin, stretch->second - stretch->first,
                                 std::to_string(names.size()) + " tensors from '" + names.front() + "'");
     from = page_start(begin);
   }
-  tensors.resize(names.size());
+  std::vector<torch::Tensor> tensors(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (mapping && infos[i]->nbytes() > 0)
       tensors[i] = tensor_in(*data_, *infos[i], loadable_dtype(*data_, *infos[i]), mapping, from);

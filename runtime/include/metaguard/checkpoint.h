@@ -24,6 +24,9 @@ public:
 
   const char *format() const override { return "safetensors"; }
   std::map<std::string, std::string> metadata() const override;
+  // Tensors of one shard share one private mapping where they lie together
+  // (SafetensorsFile::private_tensors); across shards, one each.
+  std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const override;
 
   // The safetensors files, shard by shard in file order.
   const std::vector<SafetensorsFile> &shard_files() const { return opened_files(); }

@@ -120,12 +120,6 @@ public:
   torch::Tensor private_tensor(std::string_view name) const override {
     return file_of(name).private_tensor(name);
   }
-  std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const override {
-    for (const auto &name : names)
-      if (&file_of(name) != &file_of(names.front()))
-        return CheckpointReader::private_tensors(names);
-    return names.empty() ? std::vector<torch::Tensor>{} : file_of(names.front()).private_tensors(names);
-  }
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
                        torch::Device device = torch::kCPU) const override {
     return file_of(name).tensor(name, dtype, device);
