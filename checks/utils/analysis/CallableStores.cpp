@@ -4,6 +4,7 @@
 #include "utils/analysis/ExprPlumbing.h"
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/LocalVariables.h"
+#include "utils/analysis/NameList.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/DeclTemplate.h"
@@ -21,26 +22,12 @@ namespace {
 /// element a range-for binds, the range it walks).
 constexpr unsigned MaxSteps = 4;
 
-bool isStdTemplateNamed(const CXXRecordDecl *RD,
-                        std::initializer_list<llvm::StringRef> Names) {
-  const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(RD);
-  if (!Spec || !Spec->isInStdNamespace())
-    return false;
-  const IdentifierInfo *Id = Spec->getSpecializedTemplate()->getIdentifier();
-  if (!Id)
-    return false;
-  for (llvm::StringRef Name : Names)
-    if (Id->getName() == Name)
-      return true;
-  return false;
-}
-
 /// Whether T is a std::map / std::unordered_map whose values are
 /// std::function.
 bool isTableOfFunctions(QualType T) {
   const auto *Spec = dyn_cast_or_null<ClassTemplateSpecializationDecl>(
       T.getNonReferenceType()->getAsCXXRecordDecl());
-  if (!isStdTemplateNamed(Spec, {"map", "unordered_map"}) ||
+  if (!(isStdNamed(Spec, "map") || isStdNamed(Spec, "unordered_map")) ||
       Spec->getTemplateArgs().size() < 2 ||
       Spec->getTemplateArgs()[1].getKind() != TemplateArgument::Type)
     return false;
@@ -524,8 +511,7 @@ const Expr *argumentAt(llvm::ArrayRef<const Expr *> Args, unsigned Index) {
 } // namespace
 
 bool isStdFunctionType(QualType T) {
-  return isStdTemplateNamed(T.getNonReferenceType()->getAsCXXRecordDecl(),
-                            {"function"});
+  return isStdNamed(T.getNonReferenceType()->getAsCXXRecordDecl(), "function");
 }
 
 const ValueDecl *callableSlotOf(const Expr *E) {

@@ -27,11 +27,6 @@ enum class Shape {
   Thread,    ///< The arguments after the callable, on a new thread.
 };
 
-/// The standard library's names of D: "std::thread" for a class of std.
-bool isStdNamed(const NamedDecl *D, llvm::StringRef Name) {
-  return isNamed(D, Name) && D->isInStdNamespace();
-}
-
 bool isThreadClass(const CXXRecordDecl *RD) {
   return isStdNamed(RD, "thread") || isStdNamed(RD, "jthread");
 }

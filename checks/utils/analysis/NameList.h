@@ -38,6 +38,13 @@ inline bool isNamed(const NamedDecl *D, llvm::StringRef Name) {
   return D && D->getIdentifier() && D->getName() == Name;
 }
 
+/// Whether D is the standard library's Name: declared in namespace std or
+/// in an inline namespace of it (libc++'s std::__1). A class template's
+/// specializations carry its name, so std::optional<int> is "optional".
+inline bool isStdNamed(const NamedDecl *D, llvm::StringRef Name) {
+  return isNamed(D, Name) && D->isInStdNamespace();
+}
+
 /// A list of declaration names read from a check option.
 ///
 /// - An entry without "::" is a bare name: it matches a declaration with that

@@ -2,6 +2,7 @@
 
 #include "utils/domain/HolderEvents.h"
 #include "utils/analysis/ExprPlumbing.h"
+#include "utils/analysis/NameList.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -62,20 +63,9 @@ std::optional<HolderEvent::Kind> memberEvent(const CXXMemberCallExpr *Call,
 
 } // namespace
 
-bool isStdTemplate(const ClassTemplateSpecializationDecl *Spec,
-                   llvm::StringRef Name) {
-  const ClassTemplateDecl *T = Spec->getSpecializedTemplate();
-  if (!T->getIdentifier() || T->getName() != Name)
-    return false;
-  const DeclContext *DC = T->getDeclContext();
-  while (DC && DC->isInlineNamespace())
-    DC = DC->getParent();
-  return DC && DC->isStdNamespace();
-}
-
 bool isStdContainer(const ClassTemplateSpecializationDecl *Spec) {
-  return isStdTemplate(Spec, "vector") || isStdTemplate(Spec, "deque") ||
-         isStdTemplate(Spec, "list") || isStdTemplate(Spec, "forward_list");
+  return isStdNamed(Spec, "vector") || isStdNamed(Spec, "deque") ||
+         isStdNamed(Spec, "list") || isStdNamed(Spec, "forward_list");
 }
 
 HolderKind holderKind(QualType T) {
@@ -87,9 +77,9 @@ HolderKind holderKind(QualType T) {
       T->getAsCXXRecordDecl());
   if (!Spec)
     return HolderKind::None;
-  if (isStdTemplate(Spec, "optional"))
+  if (isStdNamed(Spec, "optional"))
     return HolderKind::Optional;
-  if (isStdTemplate(Spec, "unique_ptr"))
+  if (isStdNamed(Spec, "unique_ptr"))
     return HolderKind::UniquePtr;
   return isStdContainer(Spec) ? HolderKind::Container : HolderKind::None;
 }

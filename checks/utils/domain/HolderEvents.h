@@ -31,10 +31,6 @@ enum class HolderKind {
 /// The kind of holder a variable of type T is.
 HolderKind holderKind(QualType T);
 
-/// Whether Spec is the class template Name of namespace std (an inline
-/// namespace inside it too).
-bool isStdTemplate(const ClassTemplateSpecializationDecl *Spec,
-                   llvm::StringRef Name);
 /// Whether Spec is one of the standard sequence containers above.
 bool isStdContainer(const ClassTemplateSpecializationDecl *Spec);
 

@@ -2,6 +2,7 @@
 
 #include "utils/domain/OwningFactories.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/NameList.h"
 #include "utils/domain/LoaderCalls.h"
 
 #include "clang/AST/ASTContext.h"
@@ -50,16 +51,11 @@ bool OwningFactories::isOwningFactory(const FunctionDecl *FD) {
          Name == "allocate_shared";
 }
 
-static bool isStdOptional(const CXXRecordDecl *Record) {
-  return Record->isInStdNamespace() && Record->getIdentifier() &&
-         Record->getName() == "optional";
-}
-
 bool OwningFactories::isOptionalEmplace(const FunctionDecl *FD) {
   const auto *Method = dyn_cast_or_null<CXXMethodDecl>(FD);
   if (!Method || !Method->getIdentifier() || Method->getName() != "emplace")
     return false;
-  return isStdOptional(Method->getParent());
+  return isStdNamed(Method->getParent(), "optional");
 }
 
 bool OwningFactories::isOptionalInPlace(const CXXConstructExpr *Construct) {
@@ -67,8 +63,8 @@ bool OwningFactories::isOptionalInPlace(const CXXConstructExpr *Construct) {
     return false;
   const CXXRecordDecl *Tag =
       Construct->getArg(0)->getType()->getAsCXXRecordDecl();
-  return isStdOptional(Construct->getConstructor()->getParent()) && Tag &&
-         Tag->getIdentifier() && Tag->getName() == "in_place_t";
+  return isStdNamed(Construct->getConstructor()->getParent(), "optional") &&
+         Tag && Tag->getIdentifier() && Tag->getName() == "in_place_t";
 }
 
 /// The function that Call (a factory call, an emplace, an in_place

@@ -4,6 +4,7 @@
 #include "utils/ClangCompat.h"
 #include "utils/analysis/ExprPlumbing.h"
 #include "utils/analysis/FunctionBodies.h"
+#include "utils/analysis/NameList.h"
 #include "utils/analysis/RecordBases.h"
 #include "utils/domain/DeviceExpr.h"
 #include "utils/domain/HolderEvents.h"
@@ -234,7 +235,7 @@ const CXXRecordDecl *ScopeGuardClassifier::heldGuardClass(QualType T) const {
     return nullptr;
   const bool Container = isStdContainer(Spec);
   if (!Container &&
-      !(isStdTemplate(Spec, "optional") || isStdTemplate(Spec, "unique_ptr")))
+      !(isStdNamed(Spec, "optional") || isStdNamed(Spec, "unique_ptr")))
     return nullptr;
   const TemplateArgumentList &Args = Spec->getTemplateArgs();
   if (Args.size() == 0 || Args[0].getKind() != TemplateArgument::Type)
