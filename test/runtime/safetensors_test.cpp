@@ -9,6 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
 namespace {
 
 using metaguard::FormatError;
@@ -175,6 +179,59 @@ TEST(SafetensorsTest, NeighboursLoadedTogetherShareOneMappingAndNoValues) {
   torch::Tensor kept = loaded[0];
   loaded.clear();
   EXPECT_TRUE(torch::equal(kept, b));
+}
+
+// The mapping in /proc/self/maps that holds `address`: its first and last
+// address and the file offset it starts at.
+struct MapsLine {
+  std::uintptr_t begin = 0, end = 0;
+  std::int64_t offset = -1;
+};
+MapsLine mapping_of(const void *address) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  while (std::getline(maps, line)) {
+    MapsLine m;
+    char perms[8] = {};
+    unsigned long long offset = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %llx", &m.begin, &m.end, perms, &offset) == 4 &&
+        m.begin <= at && at < m.end) {
+      m.offset = static_cast<std::int64_t>(offset);
+      return m;
+    }
+  }
+  return {};
+}
+
+TEST(SafetensorsTest, PrivateMappingsCoverWholeHugeFoliosWithinTheFile) {
+  TempDir dir;
+  constexpr std::int64_t kFolio = std::int64_t{2} << 20;
+  // 1 MiB ahead of a 9 MiB tensor: it starts and ends inside 2 MiB folios.
+  const auto before = torch::randn({256 * 1024});
+  const auto big = torch::randn({9 * 256 * 1024});
+  const auto after = torch::randn({1000});
+  metaguard::save_safetensors(dir / "x.safetensors", {{"a_before", before}, {"b_big", big}, {"c_after", after}});
+  SafetensorsFile file(dir / "x.safetensors");
+  ASSERT_NE((file.data_offset() + file.info("b_big").begin) % kFolio, 0);
+  auto loaded = file.private_tensor("b_big");
+  EXPECT_TRUE(torch::equal(loaded, big));
+  const MapsLine m = mapping_of(loaded.data_ptr());
+  ASSERT_GE(m.offset, 0) << "the tensor is mapped from the file";
+  EXPECT_EQ(m.offset % kFolio, 0) << "starts on a folio boundary of the file";
+  const auto first = reinterpret_cast<std::uintptr_t>(loaded.data_ptr());
+  EXPECT_EQ(static_cast<std::int64_t>(first - m.begin), file.data_offset() + file.info("b_big").begin - m.offset);
+  const auto page = static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
+  EXPECT_LE(m.offset + static_cast<std::int64_t>(m.end - m.begin), (file.file_size() + page - 1) / page * page)
+      << "ends within the file's last page";
+  EXPECT_GE(m.offset + static_cast<std::int64_t>(m.end - m.begin),
+            file.data_offset() + file.info("b_big").end);
+
+  // The widened edges are copy-on-write too: writes reach no neighbour.
+  loaded.fill_(1);
+  EXPECT_TRUE(torch::equal(file.private_tensor("a_before"), before));
+  EXPECT_TRUE(torch::equal(file.tensor("c_after"), after));
+  EXPECT_TRUE(torch::equal(file.private_tensor("b_big"), big));
 }
 
 TEST(SafetensorsTest, MisalignedTensorsAreCopied) {
