@@ -113,7 +113,9 @@ int forward(const std::vector<std::string> &args) {
   const auto start = Clock::now();
   auto model = metaguard::from_pretrained<models::LlamaForCausalLM>(checkpoint, options);
   const double load = metaguard_bench::seconds_since(start);
+  const auto first_start = Clock::now();
   torch::Tensor logits = model->forward(ids); // warm-up; learns the block order
+  const double first = metaguard_bench::seconds_since(first_start);
   const char *dropped = "none";
   if (steady) {
     logits = model->forward(ids); // the first forward to read ahead of the next one
@@ -127,6 +129,7 @@ int forward(const std::vector<std::string> &args) {
       });
   metaguard::save_safetensors(args.at(4), {{"logits", logits.contiguous()}});
   print({{"load_s", load},
+         {"first_forward_s", first},
          {"forward_s", measured.seconds},
          {"peak_rss", metaguard_bench::proc_status_bytes("VmHWM:")},
          {"dropped", dropped},

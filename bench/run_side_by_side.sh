@@ -73,7 +73,12 @@ results="$work/results.jsonl"
 : > "$results"
 shards=("$work"/checkpoint/*.safetensors)
 
-warm_cache() { cat "${shards[@]}" > /dev/null; }
+# Every warm row starts from the same cache: dropped, then filled by one
+# sequential read, as a download or a copy leaves it (2 MiB folios). Left as
+# the previous row left it, a warm row would inherit that program's folios:
+# after Python's mapped reads, 4 KiB ones, which metaguard's per-forward
+# mappings pay for page by page (measured in a row of its own below).
+warm_cache() { drop_cache; cat "${shards[@]}" > /dev/null; }
 drop_cache() {
   sync
   if ! { echo 1 > /proc/sys/vm/drop_caches; } 2>/dev/null; then
@@ -128,6 +133,14 @@ for i in $(seq "$processes"); do
     [ "$mode" = warm ] && warm_cache
     record "py-forward-transformers-$mode" "${py[@]}" forward transformers "$work" "$runs" "$mode" \
       "$work/logits-transformers-$mode.safetensors"
+    if [ "$mode" = cold ]; then
+      # Warm on the cache transformers' cold forward leaves (its mapped reads:
+      # 4 KiB folios), the pages it did not keep read in once more.
+      cat "${shards[@]}" > /dev/null
+      record forward-metaguard-warm-after-transformers "$bench" forward "$work/checkpoint" \
+        "$work/device_map.json" "$work/ids.safetensors" "$work/logits-metaguard-warm-after-transformers.safetensors" \
+        "$runs" warm 2
+    fi
     [ "$mode" = warm ] && warm_cache
     record "py-forward-accelerate-$mode" "${py[@]}" forward accelerate "$work" "$runs" "$mode" \
       "$work/logits-accelerate-$mode.safetensors"
