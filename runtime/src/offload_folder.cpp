@@ -4,12 +4,11 @@
 #include <metaguard/errors.h>
 #include <metaguard/offload_folder.h>
 
-#include "mapped_read.h"
+#include "private_mapping.h"
 #include "posix_file.h"
 #include "staging_pool.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -275,28 +274,15 @@ torch::Tensor OffloadFolder::load(const std::string &name) const {
     const detail::UniqueFd owned(fd);
     return detail::read_staged(fd, file, e.shape, d, 0);
   }
-  // Map the page cache instead of copying: a private read-only mapping,
-  // populated up front, then made writable so that a write copies the page
-  // (never the file) instead of faulting. Populating a writable private
-  // mapping would copy every page.
-  void *addr = ::mmap(nullptr, static_cast<std::size_t>(bytes), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  const std::string why = errno_text();
-  ::close(fd);
-  if (addr == MAP_FAILED)
-    throw OffloadError("cannot map the data of " + describe(name, file) + ": " + why);
-  const auto length = static_cast<std::size_t>(bytes);
-  try {
-    // The file may have shrunk since check(): fail here, not in a kernel.
-    detail::probe_mapped(file, "tensor '" + name + "'", addr, length);
-  } catch (...) {
-    ::munmap(addr, length);
-    throw;
-  }
-  // A mapping per load: a write to this tensor copies a page of this mapping
-  // only, so it never shows in a later load (or in the file).
-  ::mprotect(addr, length, PROT_READ | PROT_WRITE);
+  // Map the page cache instead of copying. A mapping per load: a write to
+  // this tensor copies a page of this mapping only, so it never shows in a
+  // later load (or in the file).
+  const detail::UniqueFd owned(fd);
+  const auto mapping = detail::map_private_range(fd, file, bytes, 0, bytes, "tensor '" + name + "'");
+  if (!mapping)
+    throw OffloadError("cannot map the data of " + describe(name, file) + ": " + errno_text());
   return torch::from_blob(
-      addr, e.shape, [length](void *p) { ::munmap(p, length); }, options);
+      mapping->address, e.shape, [mapping](void *) {}, options);
 }
 
 } // namespace metaguard

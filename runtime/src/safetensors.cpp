@@ -4,6 +4,7 @@
 #include "json_strict.h"
 #include "mapped_read.h"
 #include "posix_file.h"
+#include "private_mapping.h"
 #include "staging_pool.h"
 
 #include <torch/torch.h>
@@ -25,22 +26,6 @@
 
 namespace metaguard {
 namespace detail {
-
-// A private, copy-on-write mapping of a whole file. Tensors made from it
-// hold a shared_ptr, so the mapping lives as long as the last of them.
-struct Mapping {
-  void *address = nullptr;
-  std::size_t size = 0;
-  std::int64_t from = 0; // the file offset mapped at `address`
-  Mapping() = default;
-  Mapping(const Mapping &) = delete;
-  Mapping &operator=(const Mapping &) = delete;
-  ~Mapping() {
-    if (address != nullptr)
-      ::munmap(address, size);
-  }
-  const char *bytes() const { return static_cast<const char *>(address); }
-};
 
 struct SafetensorsData {
   std::filesystem::path path;
@@ -542,81 +527,17 @@ torch::Tensor read_copy(const SafetensorsData &data, const TensorInfo &info, tor
 // constant, so the three cannot drift apart.
 constexpr auto kPrivateMappingFrom = static_cast<std::int64_t>(detail::StagingPool::kLargest);
 
-std::int64_t page_start(std::int64_t offset) {
-  const auto page = static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
-  return offset / page * page;
-}
-
-// The file's bytes [offset, offset + size) widened to whole 2 MiB folios
-// (within the file's last page). The kernel maps a 2 MiB page-cache folio by
-// one entry only when the mapping covers all of it; a folio cut by the
-// mapping's edge costs an entry per 4 KiB page at every load, which was half
-// of the reader's work in a warm offloaded forward.
-std::pair<std::int64_t, std::int64_t> folio_span(std::int64_t offset, std::int64_t size,
-                                                 std::int64_t file_size) {
-  constexpr std::int64_t kFolio = std::int64_t{2} << 20;
-  const auto page = static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
-  const std::int64_t file_end = (file_size + page - 1) / page * page;
-  return {offset / kFolio * kFolio, std::min((offset + size + kFolio - 1) / kFolio * kFolio, file_end)};
-}
-
-// A copy-on-write mapping of the file's bytes [offset, offset + size), made
-// for one load only and populated with the page-cache pages (nothing
-// copied): a write copies one page into this mapping and nowhere else. It
-// may reach beyond those bytes (`from` says where it starts). Null when the
-// kernel refuses. A file truncated meanwhile is a FormatError naming `what`.
+// A private mapping of the data section's bytes [offset, offset + size).
 std::shared_ptr<detail::Mapping> map_private_range(const SafetensorsData &data, std::int64_t offset,
                                                    std::int64_t size, const std::string &what) {
-  const std::int64_t start = page_start(offset);
-  auto mapping = std::make_shared<detail::Mapping>();
-  void *address = nullptr;
-#ifdef MADV_POPULATE_READ
-  // Writable at once, the page-cache pages mapped read-only by one call
-  // (Linux 5.14): no page-table walk to make it writable afterwards, and a
-  // page past the end of the file fails the call instead of a later read.
-  // Only the bytes asked for are populated; the widened edges are mapped by
-  // the folios these bytes share with them.
-  const auto [from, to] = folio_span(offset, size, data.file_size);
-  mapping->from = from;
-  mapping->size = static_cast<std::size_t>(to - from);
-  address = ::mmap(nullptr, mapping->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, data.fd.get(), from);
-  if (address == MAP_FAILED)
-    return nullptr;
-  mapping->address = address;
-#ifdef MADV_HUGEPAGE
-  // Pages read in now (a cold file) come in 2 MiB folios, and folios of that
-  // size are mapped whole, by one entry: the next load of the same bytes
-  // maps them some 100x faster than 4 KiB pages (docs/benchmarks.md).
-  ::madvise(address, mapping->size, MADV_HUGEPAGE);
-#endif
-  if (::madvise(static_cast<char *>(address) + (start - mapping->from),
-                static_cast<std::size_t>(offset + size - start), MADV_POPULATE_READ) == 0)
-    return mapping;
-  if (errno == EFAULT)
-    detail::throw_truncated(data.path, what);
-  ::munmap(address, mapping->size);
-  mapping->address = nullptr;
-#endif
-  // Older kernels: populated read-only, probed (MAP_POPULATE stops silently
-  // at the end of a truncated file), then made writable.
-  mapping->from = start;
-  mapping->size = static_cast<std::size_t>(offset + size - start);
-  address = ::mmap(nullptr, mapping->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, data.fd.get(), start);
-  if (address == MAP_FAILED)
-    return nullptr;
-  mapping->address = address;
-  detail::probe_mapped(data.path, what, static_cast<char *>(address) + (offset - start),
-                       static_cast<std::size_t>(size));
-  if (::mprotect(address, mapping->size, PROT_READ | PROT_WRITE) != 0)
-    return nullptr;
-  return mapping;
+  return detail::map_private_range(data.fd.get(), data.path, data.file_size, offset, size, what);
 }
 
 // `info`'s tensor in `mapping`, which lives as long as the last tensor made
 // from it. Null when its bytes are not aligned for their dtype there.
 torch::Tensor tensor_in(const SafetensorsData &data, const TensorInfo &info, torch::Dtype dtype,
                         const std::shared_ptr<detail::Mapping> &mapping) {
-  char *bytes = static_cast<char *>(mapping->address) + (data.data_offset + info.begin - mapping->from);
+  char *bytes = mapping->at(data.data_offset + info.begin);
   if (reinterpret_cast<std::uintptr_t>(bytes) % c10::elementSize(dtype) != 0)
     return {};
   if (dtype == torch::kBool)
@@ -629,7 +550,7 @@ torch::Tensor tensor_in(const SafetensorsData &data, const TensorInfo &info, tor
 // Null when the bytes cannot be mapped aligned for their dtype.
 torch::Tensor map_private(const SafetensorsData &data, const TensorInfo &info, torch::Dtype dtype) {
   const std::int64_t offset = data.data_offset + info.begin;
-  if ((offset - page_start(offset)) % static_cast<std::int64_t>(c10::elementSize(dtype)) != 0)
+  if (offset % static_cast<std::int64_t>(c10::elementSize(dtype)) != 0) // mappings start on pages
     return {};
   const auto mapping = map_private_range(data, offset, info.nbytes(), "tensor '" + info.name + "'");
   if (!mapping)

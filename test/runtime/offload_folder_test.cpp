@@ -91,6 +91,23 @@ TEST_F(OffloadFolderTest, RoundTripsEveryDtypeScalarsAndEmptyTensors) {
   EXPECT_EQ(folder.load("scalar").dim(), 0);
 }
 
+// From 8 MiB a .dat is mapped, not copied: each load is a copy-on-write
+// mapping of its own.
+TEST_F(OffloadFolderTest, ALargeTensorIsMappedFreshAndCopyOnWrite) {
+  const auto value = torch::randn({3 * 1024 * 1024 + 5}); // 12 MiB, not a whole number of 2 MiB
+  metaguard::offload_tensors(dir_, {{"big", value}});
+  OffloadFolder folder(dir_);
+  torch::Tensor first = folder.load("big");
+  torch::Tensor second = folder.load("big");
+  EXPECT_TRUE(torch::equal(first, value));
+  EXPECT_NE(first.data_ptr(), second.data_ptr());
+  first.fill_(7);
+  EXPECT_TRUE(torch::equal(second, value));
+  EXPECT_TRUE(torch::equal(folder.load("big"), value));
+  first = torch::Tensor();
+  EXPECT_TRUE(torch::equal(second, value)) << "a load outlives the one before it";
+}
+
 TEST_F(OffloadFolderTest, WritesAcceleratesIndexAndRawBytes) {
   metaguard::offload_tensors(dir_, {{"w", torch::tensor({1.0f, -2.0f}).to(torch::kBFloat16)},
                                     {"s", torch::tensor(int64_t{7}).reshape({})},
