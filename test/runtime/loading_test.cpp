@@ -8,8 +8,6 @@
 #include "loading_test_util.h"
 
 #include <gtest/gtest.h>
-#include <cstdio>
-#include <fstream>
 #include <torch/torch.h>
 
 namespace {
@@ -108,19 +106,7 @@ TEST_F(LoadingTest, SavedAndLoadedTransformerGivesIdenticalOutputs) {
 }
 
 // The file a pointer lies in, according to /proc/self/maps ("" if anonymous).
-std::string mapped_file_of(const void *pointer) {
-  std::ifstream maps("/proc/self/maps");
-  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::uintptr_t begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2 || address < begin || address >= end)
-      continue;
-    const auto slash = line.find('/');
-    return slash == std::string::npos ? "" : line.substr(slash);
-  }
-  return "";
-}
+std::string mapped_file_of(const void *pointer) { return metaguard_test::maps_entry_of(pointer).file; }
 
 TEST_F(LoadingTest, CpuLoadsWithTheCheckpointDtypePointIntoTheMappedFile) {
   auto model = metaguard::from_pretrained<TinyTransformer>(dir_.path());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -73,6 +74,34 @@ inline std::vector<std::string> files_in(const std::filesystem::path &dir) {
     names.push_back(item.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// The line of /proc/self/maps whose mapping holds an address: its first and
+// past-the-end address, the file offset it starts at, and the file ("" if
+// anonymous). All zero and empty when no mapping holds it.
+struct MapsEntry {
+  std::uintptr_t begin = 0, end = 0;
+  std::int64_t offset = -1;
+  std::string file;
+};
+inline MapsEntry maps_entry_of(const void *pointer) {
+  std::ifstream maps("/proc/self/maps");
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  std::string line;
+  while (std::getline(maps, line)) {
+    MapsEntry m;
+    char perms[8] = {};
+    unsigned long long offset = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %llx", &m.begin, &m.end, perms, &offset) != 4 ||
+        address < m.begin || address >= m.end)
+      continue;
+    m.offset = static_cast<std::int64_t>(offset);
+    const auto slash = line.find('/');
+    if (slash != std::string::npos)
+      m.file = line.substr(slash);
+    return m;
+  }
+  return {};
 }
 
 } // namespace metaguard_test

@@ -9,8 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
-#include <fstream>
 #include <unistd.h>
 
 namespace {
@@ -181,29 +179,6 @@ TEST(SafetensorsTest, NeighboursLoadedTogetherShareOneMappingAndNoValues) {
   EXPECT_TRUE(torch::equal(kept, b));
 }
 
-// The mapping in /proc/self/maps that holds `address`: its first and last
-// address and the file offset it starts at.
-struct MapsLine {
-  std::uintptr_t begin = 0, end = 0;
-  std::int64_t offset = -1;
-};
-MapsLine mapping_of(const void *address) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  const auto at = reinterpret_cast<std::uintptr_t>(address);
-  while (std::getline(maps, line)) {
-    MapsLine m;
-    char perms[8] = {};
-    unsigned long long offset = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx %7s %llx", &m.begin, &m.end, perms, &offset) == 4 &&
-        m.begin <= at && at < m.end) {
-      m.offset = static_cast<std::int64_t>(offset);
-      return m;
-    }
-  }
-  return {};
-}
-
 TEST(SafetensorsTest, PrivateMappingsCoverWholeHugeFoliosWithinTheFile) {
   TempDir dir;
   constexpr std::int64_t kFolio = std::int64_t{2} << 20;
@@ -216,7 +191,7 @@ TEST(SafetensorsTest, PrivateMappingsCoverWholeHugeFoliosWithinTheFile) {
   ASSERT_NE((file.data_offset() + file.info("b_big").begin) % kFolio, 0);
   auto loaded = file.private_tensor("b_big");
   EXPECT_TRUE(torch::equal(loaded, big));
-  const MapsLine m = mapping_of(loaded.data_ptr());
+  const auto m = metaguard_test::maps_entry_of(loaded.data_ptr());
   ASSERT_GE(m.offset, 0) << "the tensor is mapped from the file";
   EXPECT_EQ(m.offset % kFolio, 0) << "starts on a folio boundary of the file";
   const auto first = reinterpret_cast<std::uintptr_t>(loaded.data_ptr());
