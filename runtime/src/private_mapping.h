@@ -21,7 +21,6 @@ struct Mapping {
   Mapping(const Mapping &) = delete;
   Mapping &operator=(const Mapping &) = delete;
   ~Mapping();
-  const char *bytes() const { return static_cast<const char *>(address); }
   // Where the file's byte `offset` (inside the mapping) is.
   char *at(std::int64_t offset) const { return static_cast<char *>(address) + (offset - from); }
 };

@@ -593,7 +593,7 @@ torch::Tensor SafetensorsFile::tensor(std::string_view name) const {
   check_unchanged_size(*data_, info);
   if (data_->copy_on_load)
     return read_copy(*data_, info, dtype);
-  char *bytes = static_cast<char *>(data_->mapping->address) + data_->data_offset + info.begin;
+  char *bytes = data_->mapping->at(data_->data_offset + info.begin);
   if (dtype == torch::kBool)
     check_bool_bytes(*data_, info, bytes, info.nbytes());
   const auto element_size = static_cast<std::uintptr_t>(c10::elementSize(dtype));
