@@ -89,6 +89,19 @@ def test_offload_state_dict_folder_reads_in_metaguard(run_program, tmp_path):
         assert (tmp_path / "bytes" / f"{name}.bin").read_bytes() == raw(t), name
 
 
+def test_large_tensors_of_an_offload_state_dict_folder_read_in_metaguard(run_program, tmp_path):
+    # From 8 MiB metaguard maps a .dat instead of copying it; these end
+    # inside a 2 MiB page, as most real weights do.
+    torch.manual_seed(5)
+    tensors = {"big": torch.randn(3 * 1024 * 1024 + 5),
+               "big_bf16": torch.randn(5 * 1024 * 1024 + 3).to(torch.bfloat16)}
+    offload_state_dict(tmp_path / "acc", tensors)
+    listing = read_in_metaguard(run_program, tmp_path / "acc", tmp_path / "bytes")
+    for name, t in tensors.items():
+        assert listing[name] == {"dtype": dtype_name(t), "shape": list(t.shape)}, name
+        assert (tmp_path / "bytes" / f"{name}.bin").read_bytes() == raw(t), name
+
+
 def test_disk_offload_folder_runs_under_a_metaguard_device_map(run_program, tmp_path):
     net = trained_net()
     state = {k: v.clone() for k, v in net.state_dict().items()}
