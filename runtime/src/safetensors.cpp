@@ -259,12 +259,10 @@ std::uint64_t read_header_length(int fd, const SafetensorsData &data) {
   return n;
 }
 
-// Maps the file privately (copy-on-write) and writable. With `populate`,
-// every page is faulted in now without breaking copy-on-write: MAP_POPULATE on
-// a writable private mapping would fault it for writing, i.e. copy the whole
-// file. MADV_POPULATE_READ (Linux 5.14) maps the page-cache pages as they are;
-// older kernels get the same from a read-only MAP_POPULATE mapping made
-// writable afterwards (slower: mprotect walks every page).
+// Faults the pages of an open file's mapping in, for SafetensorsFile::populate:
+// MADV_POPULATE_READ (Linux 5.14) maps the page-cache pages read-only without
+// breaking copy-on-write. Best effort: without it, the kernel is only asked to
+// read the file ahead (MADV_WILLNEED) and the pages fault in on first use.
 void populate_mapping(const detail::Mapping &mapping) {
 #ifdef MADV_POPULATE_READ
   ::madvise(mapping.address, mapping.size, MADV_POPULATE_READ);
@@ -273,6 +271,12 @@ void populate_mapping(const detail::Mapping &mapping) {
 #endif
 }
 
+// Maps the file privately (copy-on-write) and writable. With `populate`,
+// every page is faulted in now without breaking copy-on-write: MAP_POPULATE on
+// a writable private mapping would fault it for writing, i.e. copy the whole
+// file. MADV_POPULATE_READ (Linux 5.14) maps the page-cache pages as they are;
+// where it is missing or refused, a read-only MAP_POPULATE mapping is made
+// writable afterwards (slower: mprotect walks every page).
 std::shared_ptr<detail::Mapping> map_file(int fd, const SafetensorsData &data, bool populate) {
   auto mapping = std::make_shared<detail::Mapping>();
   mapping->size = static_cast<std::size_t>(data.file_size);

@@ -30,9 +30,11 @@ struct SafetensorsOptions {
   // Largest accepted JSON header, as in the reference implementation: a
   // corrupt length field must not make us allocate gigabytes.
   std::int64_t max_header_size = 100'000'000;
-  // Fault every page in at open (MAP_POPULATE), so that loading the whole
-  // file costs one sequential pass instead of a fault per page later. Off
-  // when only a few tensors will be read.
+  // Fault every page in at open (MADV_POPULATE_READ on the writable private
+  // mapping; on kernels without it, a read-only MAP_POPULATE mapping made
+  // writable), so that loading the whole file costs one sequential pass
+  // instead of a fault per page later. Off when only a few tensors will be
+  // read.
   bool populate = false;
   // Hand out copies instead of views into the mapping: every tensor then owns
   // its memory and no longer depends on the file, so another process
@@ -114,10 +116,13 @@ public:
   std::vector<torch::Tensor> private_tensors(const std::vector<std::string> &names) const;
   // The tensor converted to `dtype` and placed on `device`. When that is what
   // the file holds on the CPU this is tensor(name) (zero-copy); otherwise the
-  // bytes are read in chunks straight into a fresh tensor, so memory grows by
-  // the output plus a small buffer, never by a mapped copy of the source.
+  // source bytes get a read-only mapping of their own for the time of the
+  // conversion (read in chunks through a small buffer when they are
+  // misaligned) and are converted straight into a fresh tensor, so memory
+  // grows by the output plus at most this one tensor's source bytes.
   // Large CPU outputs get their own 4 KiB-page mapping, prefaulted in one
-  // call (the fastest first touch in a fresh process; see benchmarks.md).
+  // call (the fastest first touch in a fresh process; docs/benchmarks.md,
+  // "Peer benchmark").
   torch::Tensor tensor(std::string_view name, torch::Dtype dtype,
                        torch::Device device = torch::kCPU) const;
 
