@@ -134,8 +134,8 @@ metaguard_build() {
     torch2=$(metaguard_torch2_dir) && extra+=(-DMETAGUARD_CHECK_SECOND_TORCH="$torch2")
   fi
   if [ "$METAGUARD_SETUP_PROFILE" = main ]; then
-    # Without the test suites and benchmarks (GoogleTest, Google Benchmark and
-    # LLVM's test tools are not installed for it), unless this build folder
+    # Without the test suites and benchmarks (GoogleTest and Google Benchmark
+    # are not installed for it: their configuration would fail), unless this build folder
     # was configured with them already (tools/run-tests.sh ran here first):
     # then it stays as it is.
     [ -f "$METAGUARD_BUILD_DIR/CMakeCache.txt" ] ||
