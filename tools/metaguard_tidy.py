@@ -15,8 +15,18 @@ until they settle (see metaguard_wholeprogram.py and docs/whole-program.md).
 parallel) and `metaguard-tidy merge A B ... -o OUT` joins their JSON or SARIF
 reports into the report a single run would have written.
 
+`--fix`, `--fix-notes` and `--export-fixes FILE` are clang-tidy's, passed
+through as run-clang-tidy does: each clang-tidy exports its fixes to a file of
+its own, the driver merges them (into FILE) and applies them once with
+clang-apply-replacements (metaguard_fixes.py).
+
+Before any file is checked, the driver asks the clang-tidy it runs, once,
+whether the plugin registers the metaguard-* checks in it (--list-checks);
+when it does not (the plugin failed to load), the run stops with status 2.
+
 Exit status: 0 no finding (or --exit-zero), 1 findings, 2 the tool could not
-run (bad arguments, missing database, clang-tidy crashed on a file).
+run (bad arguments, missing database, the plugin not loaded, clang-tidy
+crashed on a file).
 """
 
 import argparse
@@ -27,7 +37,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
+import metaguard_fixes
 import metaguard_plugins
 import metaguard_regions
 import metaguard_sarif
@@ -92,8 +104,20 @@ def parse_args(argv):
     parser.add_argument("--cache-dir",
                         help="--whole-program's cache and merged index (default: "
                              "<build dir>/metaguard-whole-program)")
+    parser.add_argument("--fix", action="store_true",
+                        help="apply the fixes of the findings (clang-tidy's --fix; see "
+                             "docs/ci.md for how parallel runs apply them)")
+    parser.add_argument("--fix-notes", action="store_true",
+                        help="also apply a fix attached to a finding's only note with one "
+                             "(clang-tidy's --fix-notes; implies --fix)")
+    parser.add_argument("--export-fixes", metavar="FILE",
+                        help="write the fixes of every file into one YAML file for "
+                             "clang-apply-replacements (clang-tidy's --export-fixes)")
     parser.add_argument("--version", action="version", version="%(prog)s " + VERSION)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.fix_notes:
+        args.fix = True
+    return args
 
 
 def parse_shard(text):
@@ -180,7 +204,7 @@ def select_files(database_files, paths):
     return sorted(set(selected))
 
 
-def tidy_command(args, plugin, build_dir, source):
+def tidy_command(args, plugin, build_dir, source, extra=()):
     command = [args.clang_tidy, f"--load={plugin}", f"--checks={args.checks}",
                "-p", build_dir, "--quiet"]
     if args.config:
@@ -193,6 +217,7 @@ def tidy_command(args, plugin, build_dir, source):
     if args.tidy_major and args.tidy_major < 16:
         command.append("--extra-arg-before=-std=gnu++17")
     command += [f"--extra-arg={arg}" for arg in args.extra_arg]
+    command += list(extra)
     command.append(source)
     return command
 
@@ -221,10 +246,11 @@ def parse_diagnostics(output):
     return findings
 
 
-def run_one(args, plugin, build_dir, source, env=None):
-    """env: variables to set for this clang-tidy (whole-program mode)."""
+def run_one(args, plugin, build_dir, source, env=None, extra=()):
+    """env: variables to set for this clang-tidy (whole-program mode);
+    extra: further clang-tidy arguments (the fix flags, FixPlan.flags)."""
     try:
-        proc = subprocess.run(tidy_command(args, plugin, build_dir, source),
+        proc = subprocess.run(tidy_command(args, plugin, build_dir, source, extra),
                               capture_output=True, text=True, check=False,
                               env=dict(os.environ, **env) if env else None)
     except OSError as err:
@@ -246,6 +272,39 @@ def run_one(args, plugin, build_dir, source, env=None):
 
 
 REMARKS = set()
+
+
+def require_checks(args, plugin):
+    """Stops the run unless the plugin registers metaguard's checks in the
+    clang-tidy the driver runs. A plugin that fails to load (a clang-tidy that
+    does not export Clang's classes, another LLVM major) leaves clang-tidy
+    running without it: every file would come out clean. Asked once per run."""
+    command = [args.clang_tidy, f"--load={plugin}", "--checks=-*,metaguard-*", "--list-checks"]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise ToolError(f"cannot run {args.clang_tidy}: {err}")
+    if proc.returncode == 0 and any(line.strip().startswith("metaguard-")
+                                    for line in proc.stdout.splitlines()):
+        return
+    said = [line.strip() for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+    loader = [line for line in said if "load request ignored" not in line
+              and not line.startswith("No checks enabled")
+              and not line.startswith("Enabled checks")]
+    path = shutil.which(args.clang_tidy) or args.clang_tidy
+    raise ToolError(
+        f"the metaguard plugin did not register its checks in {path}, so no metaguard-* "
+        f"check would run and every file would look clean.\n"
+        f"  plugin:     {plugin}\n"
+        f"  clang-tidy: {path} (asked with --list-checks; it exited with {proc.returncode})\n"
+        f"  it said:    {loader[0] if loader else (said[0] if said else '(nothing)')}\n"
+        f"{''.join('              ' + line + chr(10) for line in loader[1:4])}"
+        f"What to do: run a clang-tidy of the LLVM major the plugin was built for that exports "
+        f"Clang's classes to plugins, e.g. Debian's clang-tidy-"
+        f"{args.tidy_major or metaguard_plugins.DEFAULT_MAJOR} (--clang-tidy), or rebuild the "
+        f"plugin for your clang-tidy (cmake -DMETAGUARD_LLVM_VERSION=N); where clang-tidy "
+        f"cannot load plugins, use metaguard-clangd, which has the checks built in "
+        f"(docs/editor.md).")
 
 
 def finding_key(finding):
@@ -353,6 +412,81 @@ def merge(argv):
 
 
 
+class FixPlan:
+    """--fix, --fix-notes and --export-fixes (see metaguard_fixes.py).
+
+    With several files and jobs, each clang-tidy only exports its fixes to a
+    temporary file; finish() merges them into --export-fixes' file and, for
+    --fix, applies them with one clang-apply-replacements run. With one job
+    or one file, or when no clang-apply-replacements of clang-tidy's major is
+    installed, --fix / --fix-notes are passed to clang-tidy itself and the
+    files are checked one at a time (serial), so that no two processes write
+    the same header."""
+
+    def __init__(self, args, files):
+        self.args = args
+        self.active = bool(args.fix or args.export_fixes)
+        self.apply_tool = None
+        self.serial = False
+        self.temp = None
+        self.exports = {}
+        self.compile_errors = []
+        if not self.active:
+            return
+        if args.fix:
+            self.apply_tool = metaguard_fixes.find_apply_replacements(args.clang_tidy,
+                                                                      args.tidy_major)
+            self.serial = args.jobs == 1 or len(files) == 1 or self.apply_tool is None
+            if self.apply_tool is None and len(files) > 1 and args.jobs > 1:
+                print(f"metaguard-tidy: no clang-apply-replacements for {args.clang_tidy} "
+                      f"found; clang-tidy applies the fixes itself, one file at a time",
+                      file=sys.stderr)
+        self.temp = tempfile.mkdtemp(prefix="metaguard-fixes-")
+        self.exports = {source: os.path.join(self.temp, f"{n:05d}.yaml")
+                        for n, source in enumerate(files)}
+
+    def flags(self, source):
+        if not self.active:
+            return []
+        flags = [f"--export-fixes={self.exports[source]}"]
+        if self.serial:
+            flags.append("--fix-notes" if self.args.fix_notes else "--fix")
+        return flags
+
+    def ran(self, source, findings):
+        if self.active and any(f["check"] == "clang-diagnostic-error" for f in findings):
+            self.compile_errors.append(source)
+
+    def finish(self):
+        """Writes --export-fixes' file and applies the fixes; a problem or None."""
+        if not self.active:
+            return None
+        items = metaguard_fixes.read_exports(self.exports.values())
+        if self.args.export_fixes:
+            try:
+                metaguard_fixes.write(items, self.args.export_fixes)
+            except OSError as err:
+                return f"cannot write {self.args.export_fixes}: {err.strerror}"
+        if not self.args.fix or self.serial:
+            return None
+        # As clang-tidy's --fix without --fix-errors: nothing of a file that
+        # does not compile.
+        for source in self.compile_errors:
+            print(f"metaguard-tidy: {source}: compiler errors; its fixes were not applied",
+                  file=sys.stderr)
+        skipped = {self.exports[s] for s in self.compile_errors}
+        kept = metaguard_fixes.read_exports(p for p in self.exports.values() if p not in skipped)
+        kept = [metaguard_fixes.as_clang_tidy_applies(item, self.args.fix_notes)
+                for item in kept]
+        if not kept:
+            return None
+        return metaguard_fixes.apply(self.apply_tool, kept, self.temp)
+
+    def cleanup(self):
+        if self.temp:
+            shutil.rmtree(self.temp, ignore_errors=True)
+
+
 def main(argv):
     args = parse_args(argv)
     if args.jobs < 1:
@@ -380,22 +514,48 @@ def main(argv):
         index, count = args.shard
         files = files[index - 1::count]
 
+    require_checks(args, plugin)
+
     findings, problems = [], []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        if args.whole_program:
-            # Round 1 covers the whole database, not just the selected
-            # files: a selected file may call into any of them.
-            sources = {f: e for f, e in entries.items() if f.endswith(SOURCE_SUFFIXES)}
-            whole = metaguard_wholeprogram.WholeProgram(
-                args, plugin, build_dir, sources,
-                lambda source, env: run_one(args, plugin, build_dir, source, env))
-            findings, problems = whole.run(files, pool)
-        else:
-            for file_findings, problem in pool.map(
-                    lambda source: run_one(args, plugin, build_dir, source), files):
-                findings.extend(file_findings)
-                if problem:
-                    problems.append(problem)
+    plan = FixPlan(args, files)
+    try:
+        # clang-tidy applying fixes itself: one file at a time.
+        jobs = 1 if plan.serial and not args.whole_program else args.jobs
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            if args.whole_program:
+                # Round 1 covers the whole database, not just the selected
+                # files: a selected file may call into any of them.
+                sources = {f: e for f, e in entries.items() if f.endswith(SOURCE_SUFFIXES)}
+                whole = metaguard_wholeprogram.WholeProgram(
+                    args, plugin, build_dir, sources,
+                    lambda source, env: run_one(args, plugin, build_dir, source, env))
+                findings, problems = whole.run(files, pool)
+                if plan.active:
+                    # Cached files were not run, so the fixes come from one
+                    # more run of each selected file with the settled index.
+                    env = {metaguard_wholeprogram.ENV_SUMMARY: whole.index_path,
+                           metaguard_wholeprogram.ENV_EXPORT: ""}
+                    with concurrent.futures.ThreadPoolExecutor(
+                            max_workers=1 if plan.serial else args.jobs) as fix_pool:
+                        for source, (file_findings, problem) in zip(files, fix_pool.map(
+                                lambda source: run_one(args, plugin, build_dir, source, env,
+                                                       plan.flags(source)), files)):
+                            plan.ran(source, file_findings)
+                            if problem:
+                                problems.append(problem)
+            else:
+                for source, (file_findings, problem) in zip(files, pool.map(
+                        lambda source: run_one(args, plugin, build_dir, source,
+                                               extra=plan.flags(source)), files)):
+                    findings.extend(file_findings)
+                    plan.ran(source, file_findings)
+                    if problem:
+                        problems.append(problem)
+        problem = plan.finish()
+        if problem:
+            problems.append(problem)
+    finally:
+        plan.cleanup()
     findings = locate_all(unique(findings))
 
     if args.format == "json":

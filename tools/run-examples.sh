@@ -4,7 +4,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 # Linting needs the plugin and the compile database, not the compiled examples.
-metaguard_setup metaguard_tidy
+metaguard_setup_main metaguard_tidy
 cd "$METAGUARD_ROOT"
 # Findings are the point here, so they do not fail the command; a tool error does.
 python3 tools/metaguard-tidy -p "$METAGUARD_BUILD_DIR" --plugin "$METAGUARD_BUILD_DIR/lib/libmetaguard_tidy.so" \

@@ -2,7 +2,10 @@
 # Shared set-up for the README's commands: installs the Debian packages that
 # are missing, then configures and builds metaguard in $METAGUARD_BUILD_DIR
 # (default: build/). Idempotent: a second run installs nothing and rebuilds
-# only what changed. Sourced, not run: it defines metaguard_setup.
+# only what changed. Sourced, not run: it defines metaguard_setup (everything,
+# for tools/run-tests.sh) and metaguard_setup_main (what the main job,
+# tools/run-examples.sh, needs: the plugin, the driver and the examples'
+# compile database).
 set -euo pipefail
 
 METAGUARD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,10 +36,24 @@ if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null 2>&
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
 
+# The main job: build the plugin (clang-19 owns Clang's CMake package,
+# libclang-19-dev and llvm-19-dev hold the headers and LLVM's), run it with
+# clang-tidy-19 through the driver (python3), and configure the project for
+# the examples' compile database (the runtime's configuration finds LibTorch
+# and nlohmann-json; clang-tidy parses the examples with LibTorch's headers).
+# git: the driver's default source root. No test framework, editor or gRPC:
+# that build configures without tests and benchmarks, and metaguard-clangd is
+# built only where its gRPC libraries are installed (clangd/CMakeLists.txt).
+METAGUARD_MAIN_PACKAGES=(
+  cmake ninja-build g++ python3 git ccache
+  clang-19 clang-tidy-19 libclang-19-dev llvm-19-dev
+  libtorch-dev nlohmann-json3-dev
+)
+# Everything else tools/run-tests.sh needs, on top of the main job's.
 METAGUARD_PACKAGES=(
-  cmake ninja-build g++ python3 python3-venv git ccache
-  clang-19 clang-tidy-19 clang-format-19 libclang-19-dev llvm-19-dev llvm-19-tools
-  libtorch-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  "${METAGUARD_MAIN_PACKAGES[@]}"
+  python3-venv clang-format-19 llvm-19-tools
+  libgtest-dev libgmock-dev libbenchmark-dev
   libclang-rt-19-dev
   # metaguard-clangd: the runtime libraries of clangd's remote index, which
   # Debian's static clangd libraries need (clangd/CMakeLists.txt), and the
@@ -69,9 +86,17 @@ metaguard_llvm_packages() {
   done
 }
 
+# "all" (the default): every package of every test suite; "main": the main
+# job's (metaguard_setup_main sets it).
+METAGUARD_SETUP_PROFILE="${METAGUARD_SETUP_PROFILE:-all}"
+
 metaguard_missing_packages() {
   local pkg packages=("${METAGUARD_PACKAGES[@]}")
-  command -v npm >/dev/null 2>&1 || packages+=("${METAGUARD_NODE_PACKAGES[@]}")
+  if [ "$METAGUARD_SETUP_PROFILE" = main ]; then
+    packages=("${METAGUARD_MAIN_PACKAGES[@]}")
+  else
+    command -v npm >/dev/null 2>&1 || packages+=("${METAGUARD_NODE_PACKAGES[@]}")
+  fi
   # shellcheck disable=SC2207
   packages+=($(metaguard_llvm_packages))
   for pkg in "${packages[@]}"; do
@@ -107,6 +132,16 @@ metaguard_build() {
     # The checks' real-header tests also run on the wheel's LibTorch 2.x headers.
     local torch2
     torch2=$(metaguard_torch2_dir) && extra+=(-DMETAGUARD_CHECK_SECOND_TORCH="$torch2")
+  fi
+  if [ "$METAGUARD_SETUP_PROFILE" = main ]; then
+    # Without the test suites and benchmarks (GoogleTest and Google Benchmark
+    # are not installed for it: their configuration would fail), unless this build folder
+    # was configured with them already (tools/run-tests.sh ran here first):
+    # then it stays as it is.
+    [ -f "$METAGUARD_BUILD_DIR/CMakeCache.txt" ] ||
+      extra+=(-DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=OFF)
+  else
+    extra+=(-DMETAGUARD_BUILD_TESTS=ON -DMETAGUARD_BUILD_BENCH=ON)
   fi
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" \
@@ -183,6 +218,13 @@ metaguard_build_torch2() {
 }
 
 metaguard_setup() {
+  metaguard_install_packages
+  metaguard_build "$@"
+}
+
+# The main job's set-up: its packages only, and a build without tests.
+metaguard_setup_main() {
+  METAGUARD_SETUP_PROFILE=main
   metaguard_install_packages
   metaguard_build "$@"
 }

@@ -18,6 +18,12 @@ config.substitutions.append(("%clang-tidy", os.path.join(config.llvm_tools_dir, 
 config.substitutions.append(
     ("%run-clang-tidy", os.path.join(config.llvm_tools_dir, "run-clang-tidy")))
 config.available_features.add("llvm-%d" % config.llvm_major)
+# clang-apply-replacements of the same major (Debian: clang-tools-N), which the
+# driver's --fix uses with parallel jobs and whose input --export-fixes writes.
+apply_replacements = os.path.join(config.llvm_tools_dir, "clang-apply-replacements")
+if os.access(apply_replacements, os.X_OK):
+    config.available_features.add("clang-apply-replacements")
+config.substitutions.append(("%clang-apply-replacements", apply_replacements))
 for major in range(14, config.llvm_major + 1):
     config.available_features.add("llvm-at-least-%d" % major)
 config.substitutions.append(

@@ -5,6 +5,9 @@ For every line of the checked file that contains BUG it prints a warning at
 that line, with a note at line 1; a file containing CRASH makes it die with a
 signal, like a crashing clang-tidy. It records its arguments in
 $FAKE_TIDY_LOG when set. --version says it is LLVM $FAKE_TIDY_MAJOR (19).
+--list-checks lists metaguard's checks (not logged), or, with
+$FAKE_TIDY_NO_CHECKS set, says what clang-tidy says when the plugin did not
+load.
 """
 import os
 import signal
@@ -12,6 +15,17 @@ import sys
 
 if sys.argv[1:] == ["--version"]:
     print(f"Debian LLVM version {os.environ.get('FAKE_TIDY_MAJOR', '19')}.1.0\n  Optimized build.")
+    sys.exit(0)
+
+if "--list-checks" in sys.argv:
+    if os.environ.get("FAKE_TIDY_NO_CHECKS"):
+        plugin = next(a[len("--load="):] for a in sys.argv if a.startswith("--load="))
+        sys.stderr.write(f"Error opening '{plugin}': {plugin}: undefined symbol: "
+                         "_ZTIN5clang4tidy15ClangTidyModuleE\n  -load request ignored.\n"
+                         "No checks enabled.\n")
+        sys.exit(1)
+    print("Enabled checks:\n    metaguard-empty-model-used\n"
+          "    metaguard-from-pretrained-in-meta-scope\n    metaguard-offloaded-parameter-move\n")
     sys.exit(0)
 
 source = sys.argv[-1]
