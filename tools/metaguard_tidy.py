@@ -85,6 +85,10 @@ def parse_args(argv):
                         help="extra compiler argument, passed through to clang-tidy")
     parser.add_argument("--exit-zero", action="store_true",
                         help="exit 0 even when there are findings")
+    parser.add_argument("--ignore-unlisted", action="store_true",
+                        help="skip the files given that the compile database does not list "
+                             "(headers, files outside the build), as a pre-commit hook must; "
+                             "none left is a clean run")
     parser.add_argument("--source-root",
                         help="SARIF locations are relative to this folder (default: the git "
                              "top level of the current folder, else the current folder)")
@@ -186,7 +190,7 @@ def database_entries(build_dir):
     return files
 
 
-def select_files(database_files, paths):
+def select_files(database_files, paths, ignore_unlisted=False):
     if not paths:
         return [f for f in database_files if f.endswith(SOURCE_SUFFIXES)]
     selected = []
@@ -198,14 +202,14 @@ def select_files(database_files, paths):
             matches = [f for f in database_files if f.startswith(target + os.sep)]
         else:
             matches = [f for f in database_files if f == target]
-            if not matches:
+            if not matches and not ignore_unlisted:
                 raise ToolError(f"{raw}: not in the compile database; is it part of the build?")
         selected.extend(matches)
     return sorted(set(selected))
 
 
 def tidy_command(args, plugin, build_dir, source, extra=()):
-    command = [args.clang_tidy, f"--load={plugin}", f"--checks={args.checks}",
+    command = [args.clang_tidy, *load_flags(plugin), f"--checks={args.checks}",
                "-p", build_dir, "--quiet"]
     if args.config:
         command.append(f"--config={args.config}")
@@ -274,12 +278,32 @@ def run_one(args, plugin, build_dir, source, env=None, extra=()):
 REMARKS = set()
 
 
+def resolve_plugin(args, requested):
+    """The plugin to load into args.clang_tidy (which it may pick)."""
+    try:
+        plugin, args.clang_tidy, args.tidy_major = metaguard_plugins.resolve(
+            requested, args.clang_tidy)
+    except metaguard_plugins.PluginError as err:
+        raise ToolError(str(err)) from None
+    if not plugin or not os.path.isfile(plugin):
+        raise ToolError(f"plugin {plugin or 'libmetaguard_tidy.so'} not found; build metaguard "
+                        "or pass --plugin (or install the metaguard wheel, whose "
+                        "metaguard-clang-tidy needs none)")
+    return plugin
+
+
+def load_flags(plugin):
+    """clang-tidy's flags to load the plugin; none for a clang-tidy with the
+    checks built in."""
+    return [f"--load={plugin}"] if plugin else []
+
+
 def require_checks(args, plugin):
     """Stops the run unless the plugin registers metaguard's checks in the
     clang-tidy the driver runs. A plugin that fails to load (a clang-tidy that
     does not export Clang's classes, another LLVM major) leaves clang-tidy
     running without it: every file would come out clean. Asked once per run."""
-    command = [args.clang_tidy, f"--load={plugin}", "--checks=-*,metaguard-*", "--list-checks"]
+    command = [args.clang_tidy, *load_flags(plugin), "--checks=-*,metaguard-*", "--list-checks"]
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     except (OSError, subprocess.SubprocessError) as err:
@@ -295,7 +319,7 @@ def require_checks(args, plugin):
     raise ToolError(
         f"the metaguard plugin did not register its checks in {path}, so no metaguard-* "
         f"check would run and every file would look clean.\n"
-        f"  plugin:     {plugin}\n"
+        f"  plugin:     {plugin or '(none: checks expected built in)'}\n"
         f"  clang-tidy: {path} (asked with --list-checks; it exited with {proc.returncode})\n"
         f"  it said:    {loader[0] if loader else (said[0] if said else '(nothing)')}\n"
         f"{''.join('              ' + line + chr(10) for line in loader[1:4])}"
@@ -493,21 +517,24 @@ def main(argv):
         raise ToolError("--jobs must be at least 1")
     if args.max_rounds < 1:
         raise ToolError("--max-rounds must be at least 1")
-    try:
-        plugin, args.clang_tidy, args.tidy_major = metaguard_plugins.resolve(
-            args.plugin or os.environ.get("METAGUARD_PLUGIN") or None, args.clang_tidy)
-    except metaguard_plugins.PluginError as err:
-        raise ToolError(str(err)) from None
-    if not plugin or not os.path.isfile(plugin):
-        raise ToolError(f"plugin {plugin or 'libmetaguard_tidy.so'} not found; build metaguard "
-                        "or pass --plugin")
+    requested = args.plugin or os.environ.get("METAGUARD_PLUGIN") or None
+    builtin = metaguard_plugins.builtin_clang_tidy(requested, args.clang_tidy)
+    if builtin:
+        plugin, args.clang_tidy = None, builtin
+        args.tidy_major = metaguard_plugins.clang_tidy_major(builtin)
+    else:
+        plugin = resolve_plugin(args, requested)
     if shutil.which(args.clang_tidy) is None:
         raise ToolError(f"{args.clang_tidy} not found; install it (Debian: apt-get install "
                         f"{os.path.basename(args.clang_tidy)}) or pass --clang-tidy")
     build_dir = os.path.abspath(args.build_dir)
     root = source_root(args.source_root)
     entries = database_entries(build_dir)
-    files = select_files(sorted(entries), args.paths)
+    files = select_files(sorted(entries), args.paths, args.ignore_unlisted)
+    if not files and args.ignore_unlisted:
+        print("metaguard-tidy: none of the files given is in the compile database; "
+              "nothing to check", file=sys.stderr)
+        return 0
     if not files:
         raise ToolError("no source file to check")
     if args.shard:
