@@ -6,6 +6,10 @@ all. Every plugin carries its major as a marker string
 (`metaguard-plugin-llvm-major=N`, checks/MetaguardTidyModule.cpp); builds and
 installs hold `libmetaguard_tidy.so` (the default major) and
 `libmetaguard_tidy-llvm<N>.so` (further majors) side by side.
+
+metaguard-clang-tidy has the checks compiled in and needs no plugin: the
+driver runs it instead when asked for, or when it is the one at hand
+(builtin_clang_tidy).
 """
 
 import glob
@@ -17,6 +21,8 @@ import subprocess
 DEFAULT_MAJOR = 19
 MARKER = re.compile(rb"metaguard-plugin-llvm-major=(\d+)\0")
 VERSION = re.compile(r"LLVM version (\d+)\.")
+# What metaguard-clang-tidy adds to --version (clang-tidy/MetaguardClangTidy.cpp).
+BUILTIN = re.compile(r"^metaguard \S+ \(metaguard-\* checks built into clang-tidy", re.M)
 
 
 class PluginError(Exception):
@@ -42,6 +48,35 @@ def clang_tidy_major(binary):
         return None
     match = VERSION.search(out)
     return int(match.group(1)) if match else None
+
+
+def has_builtin_checks(binary):
+    """Whether a clang-tidy has metaguard's checks compiled in
+    (metaguard-clang-tidy, which says so in --version)."""
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                             timeout=60, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return BUILTIN.search(out) is not None
+
+
+def builtin_clang_tidy(plugin, clang_tidy):
+    """The clang-tidy with the checks built in to run instead of a plugin, or
+    None. A plugin asked for wins; then a --clang-tidy that has the checks;
+    then the one the wheel bundles ($METAGUARD_BUILTIN_CLANG_TIDY, set by its
+    metaguard-tidy); then, where no plugin is found, metaguard-clang-tidy on
+    PATH."""
+    if plugin:
+        return None
+    if clang_tidy:
+        return clang_tidy if has_builtin_checks(clang_tidy) else None
+    bundled = os.environ.get("METAGUARD_BUILTIN_CLANG_TIDY")
+    if bundled and os.access(bundled, os.X_OK):
+        return bundled
+    if not available_plugins():
+        return shutil.which("metaguard-clang-tidy")
+    return None
 
 
 def plugin_dirs():

@@ -327,8 +327,8 @@ def require_checks(args, plugin):
         f"Clang's classes to plugins, e.g. Debian's clang-tidy-"
         f"{args.tidy_major or metaguard_plugins.DEFAULT_MAJOR} (--clang-tidy), or rebuild the "
         f"plugin for your clang-tidy (cmake -DMETAGUARD_LLVM_VERSION=N); where clang-tidy "
-        f"cannot load plugins, use metaguard-clangd, which has the checks built in "
-        f"(docs/editor.md).")
+        f"cannot load plugins, use metaguard-clang-tidy (pip install the metaguard wheel; "
+        f"--clang-tidy metaguard-clang-tidy) or metaguard-clangd, which have the checks built in.")
 
 
 def finding_key(finding):

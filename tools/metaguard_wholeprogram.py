@@ -36,6 +36,7 @@ time.
 import hashlib
 import json
 import os
+import shutil
 import sys
 
 STATE_VERSION = 3
@@ -348,9 +349,11 @@ class WholeProgram:
                     configs.append([path, handle.read()])
             except OSError:
                 configs.append([path, None])
-        plugin_stat = self.hashes.stat(self.plugin)
+        # The checks' code: the plugin, or the clang-tidy they are built into.
+        checks = self.plugin or shutil.which(args.clang_tidy) or args.clang_tidy
+        plugin_stat = self.hashes.stat(checks)
         return sha256_text(json.dumps(
-            [self.entries[source], os.path.realpath(self.plugin), plugin_stat,
+            [self.entries[source], os.path.realpath(checks), plugin_stat,
              args.clang_tidy, args.checks, args.config, configs, args.extra_arg],
             sort_keys=True))
 
