@@ -8,14 +8,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "MetaguardModule.h"
+#include "utils/ClangCompat.h"
 
-#include "clang-tidy/ClangTidyModuleRegistry.h"
 #include "clang-tidy/tool/ClangTidyMain.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -47,10 +47,9 @@ bool needsResourceDir(const char *Argv0, llvm::ArrayRef<char *> Args) {
       return false;
   std::string Exe = llvm::sys::fs::getMainExecutable(
       Argv0, reinterpret_cast<void *>(&printMetaguardVersion));
-  llvm::SmallString<256> Beside(llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(Exe)));
-  llvm::sys::path::append(Beside, "lib", "clang", LLVM_MAJOR_STRING,
-                          "include");
+  llvm::SmallString<256> Beside(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(Exe)));
+  llvm::sys::path::append(Beside, "lib", "clang", LLVM_MAJOR_STRING, "include");
   return !llvm::sys::fs::is_directory(Beside) &&
          llvm::sys::fs::is_directory(METAGUARD_CLANG_RESOURCE_DIR);
 }
@@ -62,8 +61,9 @@ int main(int Argc, char *Argv[]) {
   using namespace clang::tidy::metaguard;
   llvm::cl::AddExtraVersionPrinter(printMetaguardVersion);
   std::vector<char *> Args(Argv, Argv + Argc);
-  static std::string ResourceDir = std::string("--extra-arg-before=-resource-dir=") +
-                                   METAGUARD_CLANG_RESOURCE_DIR;
+  static std::string ResourceDir =
+      std::string("--extra-arg-before=-resource-dir=") +
+      METAGUARD_CLANG_RESOURCE_DIR;
   if (needsResourceDir(Argv[0], Args))
     Args.insert(Args.begin() + 1, ResourceDir.data());
   Args.push_back(nullptr);

@@ -3,6 +3,8 @@
 #                                          package, docs and examples (/usr)
 #   metaguard-clangd_<version>_<arch>.deb  only when metaguard-clangd was built;
 #                                          bin/metaguard-clangd, no clash with clangd-N
+#   metaguard-clang-tidy_<version>_<arch>.deb  only when metaguard-clang-tidy was
+#                                          built; bin/metaguard-clang-tidy
 set(CPACK_PACKAGE_NAME metaguard)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "metaguard")
@@ -37,5 +39,11 @@ set(CPACK_DEBIAN_CLANGD_PACKAGE_SHLIBDEPS ON)
 # Not the package-wide list above: dpkg-shlibdeps adds its libraries.
 set(CPACK_DEBIAN_CLANGD_PACKAGE_DEPENDS "libc6")
 set(CPACK_COMPONENT_CLANGD_DESCRIPTION "clangd with metaguard's checks built in")
+
+set(CPACK_DEBIAN_CLANG_TIDY_PACKAGE_NAME metaguard-clang-tidy)
+set(CPACK_DEBIAN_CLANG_TIDY_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_CLANG_TIDY_PACKAGE_DEPENDS "libc6")
+set(CPACK_COMPONENT_CLANG_TIDY_DESCRIPTION
+  "clang-tidy with metaguard's checks built in, linked statically against LLVM and Clang")
 
 include(CPack)

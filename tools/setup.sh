@@ -55,6 +55,9 @@ METAGUARD_PACKAGES=(
   python3-venv clang-format-19 llvm-19-tools
   libgtest-dev libgmock-dev libbenchmark-dev
   libclang-rt-19-dev
+  # metaguard-clang-tidy (clang-tidy/CMakeLists.txt): what the static LLVM and
+  # Clang libraries call outside themselves.
+  zlib1g-dev libzstd-dev libz3-dev
   # metaguard-clangd: the runtime libraries of clangd's remote index, which
   # Debian's static clangd libraries need (clangd/CMakeLists.txt), and the
   # editor its end-to-end test drives.
