@@ -24,6 +24,17 @@ LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 logs="$METAGUARD_BUILD_DIR/test-logs"
 mkdir -p "$logs"
 
+# The wheel of tools/build-wheel.sh from this build, for the packaging tests
+# (test/package/wheel.test installs it into a fresh virtual environment and
+# runs the main job with it).
+echo "== wheel"
+wheel_status=0
+if ! METAGUARD_BUILD_DIR="$METAGUARD_BUILD_DIR" METAGUARD_DIST_DIR="$METAGUARD_BUILD_DIR/dist" \
+     bash "$METAGUARD_ROOT/tools/build-wheel.sh" >"$logs/wheel.log" 2>&1; then
+  wheel_status=1
+  echo "wheel: build FAILED (log: $logs/wheel.log)"; tail -n 40 "$logs/wheel.log"
+fi
+
 echo "== lit: clang-tidy checks, tools and packaging"
 python3 "$LIT" -sv -j "$METAGUARD_JOBS" "$METAGUARD_BUILD_DIR/test/checks" "$METAGUARD_BUILD_DIR/test/tools" \
   "$METAGUARD_BUILD_DIR/test/package" 2>&1 | tee "$logs/lit.log"
@@ -164,6 +175,7 @@ add_ctest "$logs/ctest.log" "$ctest_status"
 add_ctest "$logs/ctest-torch2.log" "$t2_ctest_status"
 add_lit "$logs/lit-torch2.log" "$t2_lit_status"
 add_lit "$logs/lit-majors.log" "$majors_status"
+failed=$((failed + wheel_status))
 if [ "$passed" -eq 0 ]; then echo "no test ran"; failed=$((failed + 1)); fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

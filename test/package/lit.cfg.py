@@ -39,3 +39,7 @@ if config.tidy_plugin_built.upper() in ("ON", "TRUE", "1", "YES"):
 if config.tidy_plugin_built.upper() in ("ON", "TRUE", "1", "YES") and config.extra_llvm_majors:
     config.available_features.add("extra-llvm-majors")
 config.substitutions.append(("%extra_majors", '"%s"' % config.extra_llvm_majors))
+# The wheel of tools/build-wheel.sh, when run-tests.sh has built it.
+import glob
+if glob.glob(os.path.join(config.metaguard_obj_root, "dist", "metaguard-*.whl")):
+    config.available_features.add("wheel")
