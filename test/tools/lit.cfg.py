@@ -37,6 +37,24 @@ config.substitutions.append(("%path_env", config.environment["PATH"]))
 if config.metaguard_clangd:
     config.available_features.add("metaguard-clangd")
     config.substitutions.append(("%metaguard-clangd", config.metaguard_clangd))
+if config.metaguard_clang_tidy:
+    config.available_features.add("metaguard-clang-tidy")
+    config.substitutions.append(("%metaguard-clang-tidy", config.metaguard_clang_tidy))
+# The tools users run metaguard through, from the Python test environment
+# (tools/python-requirements.txt) when it has them.
+python_bin = os.path.dirname(config.python_executable)
+for tool in ("pre-commit", "clangd-tidy", "CodeChecker"):
+    if os.path.isfile(os.path.join(python_bin, tool)):
+        config.available_features.add(tool.lower())
+        config.substitutions.append(("%" + tool.lower(), os.path.join(python_bin, tool)))
+# The build's own compile database, when it compiles the examples (the
+# further majors' builds compile the checks alone).
+config.substitutions.append(("%build", config.metaguard_obj_root))
+database = os.path.join(config.metaguard_obj_root, "compile_commands.json")
+if os.path.isfile(database):
+    with open(database, encoding="utf-8") as handle:
+        if os.path.join(config.metaguard_src_root, "examples", "") in handle.read():
+            config.available_features.add("examples-database")
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%runtime_include", os.path.join(config.metaguard_src_root, "runtime", "include")))
 config.substitutions.append(("%mocks", os.path.join(config.metaguard_src_root, "test", "checks", "Inputs")))
