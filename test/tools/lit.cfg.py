@@ -41,12 +41,11 @@ if config.metaguard_clang_tidy:
     config.available_features.add("metaguard-clang-tidy")
     config.substitutions.append(("%metaguard-clang-tidy", config.metaguard_clang_tidy))
 # The tools users run metaguard through, from the Python test environment
-# (tools/python-requirements.txt) when it has them.
-python_bin = os.path.dirname(config.python_executable)
+# (tools/python-requirements.txt) when the build has one.
 for tool in ("pre-commit", "clangd-tidy", "CodeChecker"):
-    if os.path.isfile(os.path.join(python_bin, tool)):
+    if config.python_env_bin and os.path.isfile(os.path.join(config.python_env_bin, tool)):
         config.available_features.add(tool.lower())
-        config.substitutions.append(("%" + tool.lower(), os.path.join(python_bin, tool)))
+        config.substitutions.append(("%" + tool.lower(), os.path.join(config.python_env_bin, tool)))
 # The build's own compile database, when it compiles the examples (the
 # further majors' builds compile the checks alone).
 config.substitutions.append(("%build", config.metaguard_obj_root))
