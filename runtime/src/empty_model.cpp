@@ -69,13 +69,17 @@ std::string named(const torch::Tensor &tensor, const EmptyTicket &ticket,
 }
 
 // Where the model was built empty, as far as it is known.
-std::string origin(const EmptyTicket &ticket, const std::optional<BuiltEmptyName> &found) {
+std::string built_where(const EmptyTicket &ticket, const std::optional<BuiltEmptyName> &found) {
   std::string text = "a model built on the meta device";
   if (!ticket.built.empty())
     text += " by " + ticket.built;
   else if (found && !found->model.empty())
     text += " (" + found->model + ")";
-  return text + " under " + ticket.scope + " and given no weights since";
+  return text + " under " + ticket.scope;
+}
+
+std::string origin(const EmptyTicket &ticket, const std::optional<BuiltEmptyName> &found) {
+  return built_where(ticket, found) + " and given no weights since";
 }
 
 std::optional<BuiltEmptyName> lookup(const torch::Tensor &tensor, const EmptyTicket &ticket) {
@@ -198,6 +202,17 @@ std::string list_empty(const std::vector<std::pair<std::string, torch::Tensor>> 
 } // namespace
 
 bool is_marked_empty(const torch::Tensor &tensor) { return ticket_of(tensor) != nullptr; }
+
+std::optional<EmptyOrigin> empty_origin(const torch::Tensor &tensor) {
+  const EmptyTicket *ticket = ticket_of(tensor);
+  if (ticket == nullptr)
+    return std::nullopt;
+  std::optional<BuiltEmptyName> found;
+  if (ticket->name.empty())
+    found = built_empty_name(tensor.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl());
+  return EmptyOrigin{!ticket->name.empty() ? ticket->name : found ? found->name : std::string(),
+                     built_where(*ticket, found)};
+}
 
 void mark_empty(const torch::Tensor &tensor) { put_ticket(tensor, {{}, {}, ambient_meta_description()}); }
 
