@@ -46,6 +46,14 @@ void put_ticket(const torch::Tensor &tensor, EmptyTicket ticket) {
       !tensor.unsafeGetTensorImpl()->has_storage() || tensor.key_set().has(offload_dispatch_key()) ||
       is_marked_empty(tensor))
     return;
+  // A tensor without bytes has no values to miss, and a composite factory
+  // (arange, linspace, range) makes one and resizes it in its out= variant: a
+  // mark there (a storage that cannot resize) would make LibTorch throw
+  // "Trying to resize storage that is not resizable" from a constructor
+  // computing a buffer under a meta scope with buffers. The factory's result
+  // is marked when the factory returns.
+  if (tensor.storage().nbytes() == 0)
+    return;
   put_mark(tensor,
            {tensor.key_set(), tensor.dtype(), tensor.storage().nbytes(), tensor.sizes(), tensor.strides(),
             tensor.storage_offset()},

@@ -156,7 +156,7 @@ std::string history(const UninitTicket &ticket) {
 const char *const kUninitAdvice =
     "Initialise the model before using it: call reset_parameters() on its modules or run your own "
     "initialisation (torch::nn::init functions, fill_, copy_ or any in-place operator on each tensor), or give "
-    "it its weights: load_weights(model, checkpoint), torch::load or load_state_dict. Buffers computed in a "
+    "it its weights: load_weights(model, checkpoint) or torch::load. Buffers computed in a "
     "constructor (rotary frequencies, position ids) need computing again: build the model under "
     "init_empty_weights() (buffers excluded, the default) to keep them real.";
 
