@@ -46,6 +46,14 @@ void put_ticket(const torch::Tensor &tensor, EmptyTicket ticket) {
       !tensor.unsafeGetTensorImpl()->has_storage() || tensor.key_set().has(offload_dispatch_key()) ||
       is_marked_empty(tensor))
     return;
+  // A tensor without bytes has no values to miss, and a composite factory
+  // (arange, linspace, range) makes one and resizes it in its out= variant: a
+  // mark there (a storage that cannot resize) would make LibTorch throw
+  // "Trying to resize storage that is not resizable" from a constructor
+  // computing a buffer under a meta scope with buffers. The factory's result
+  // is marked when the factory returns.
+  if (tensor.storage().nbytes() == 0)
+    return;
   put_mark(tensor,
            {tensor.key_set(), tensor.dtype(), tensor.storage().nbytes(), tensor.sizes(), tensor.strides(),
             tensor.storage_offset()},
@@ -69,13 +77,17 @@ std::string named(const torch::Tensor &tensor, const EmptyTicket &ticket,
 }
 
 // Where the model was built empty, as far as it is known.
-std::string origin(const EmptyTicket &ticket, const std::optional<BuiltEmptyName> &found) {
+std::string built_where(const EmptyTicket &ticket, const std::optional<BuiltEmptyName> &found) {
   std::string text = "a model built on the meta device";
   if (!ticket.built.empty())
     text += " by " + ticket.built;
   else if (found && !found->model.empty())
     text += " (" + found->model + ")";
-  return text + " under " + ticket.scope + " and given no weights since";
+  return text + " under " + ticket.scope;
+}
+
+std::string origin(const EmptyTicket &ticket, const std::optional<BuiltEmptyName> &found) {
+  return built_where(ticket, found) + " and given no weights since";
 }
 
 std::optional<BuiltEmptyName> lookup(const torch::Tensor &tensor, const EmptyTicket &ticket) {
@@ -198,6 +210,17 @@ std::string list_empty(const std::vector<std::pair<std::string, torch::Tensor>> 
 } // namespace
 
 bool is_marked_empty(const torch::Tensor &tensor) { return ticket_of(tensor) != nullptr; }
+
+std::optional<EmptyOrigin> empty_origin(const torch::Tensor &tensor) {
+  const EmptyTicket *ticket = ticket_of(tensor);
+  if (ticket == nullptr)
+    return std::nullopt;
+  std::optional<BuiltEmptyName> found;
+  if (ticket->name.empty())
+    found = built_empty_name(tensor.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl());
+  return EmptyOrigin{!ticket->name.empty() ? ticket->name : found ? found->name : std::string(),
+                     built_where(*ticket, found)};
+}
 
 void mark_empty(const torch::Tensor &tensor) { put_ticket(tensor, {{}, {}, ambient_meta_description()}); }
 

@@ -21,6 +21,15 @@ namespace metaguard::detail {
 // Whether `tensor` carries an empty model's mark.
 bool is_marked_empty(const torch::Tensor &tensor);
 
+// For a marked tensor: its full name in its model (empty when unknown) and
+// where the model was built empty ("a model built on the meta device by
+// from_config<NetImpl> under init_empty_weights()"); nullopt when unmarked.
+struct EmptyOrigin {
+  std::string name;
+  std::string built;
+};
+std::optional<EmptyOrigin> empty_origin(const torch::Tensor &tensor);
+
 // Marks `tensor` when it is a meta tensor without a mark, saying that it was
 // made while the meta device was ambient (as ambient_meta_description()).
 void mark_empty(const torch::Tensor &tensor);

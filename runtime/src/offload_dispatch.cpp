@@ -134,7 +134,9 @@ public:
     if (!value.isTensor() || !value.toTensor().key_set().has(kKey))
       return value;
     const torch::Tensor &tensor = value.toTensor();
-    if (is_marked_empty(tensor)) // an empty model's tensor: nothing to load
+    // An empty model's tensor, or a real one to_empty gave memory to and
+    // the debug checks still watch (uninitialised.h): nothing to load.
+    if (is_marked_empty(tensor) || !tensor.is_meta())
       return value;
     const c10::StorageImpl *storage = tensor.unsafeGetTensorImpl()->storage().unsafeGetStorageImpl();
     for (const auto &[seen, loaded] : loaded_)

@@ -3,6 +3,7 @@
 #include <metaguard/pretrained_model.h>
 
 #include "empty_model.h"
+#include "uninitialised.h"
 #include "offload_dispatch.h"
 #include "offload_registry.h"
 
@@ -31,8 +32,10 @@ void PreTrainedModel::refuse_if_offloaded(const std::string &target) const {
 
 void PreTrainedModel::to(torch::Device device, torch::Dtype dtype, bool non_blocking) {
   refuse_if_offloaded(device.str() + " / " + c10::toString(dtype));
-  if (!device.is_meta())
+  if (!device.is_meta()) {
     detail::refuse_empty_move(*this, device.str());
+    detail::refuse_uninitialised_move(*this, device.str());
+  }
   Module::to(device, dtype, non_blocking);
 }
 
@@ -47,8 +50,10 @@ void PreTrainedModel::to(torch::Dtype dtype, bool non_blocking) {
 
 void PreTrainedModel::to(torch::Device device, bool non_blocking) {
   refuse_if_offloaded(device.str());
-  if (!device.is_meta())
+  if (!device.is_meta()) {
     detail::refuse_empty_move(*this, device.str());
+    detail::refuse_uninitialised_move(*this, device.str());
+  }
   Module::to(device, non_blocking);
 }
 

@@ -7,6 +7,7 @@
 
 #include "committed_config.h"
 #include "empty_model.h"
+#include "uninitialised.h"
 #include "remembered_config.h"
 #include "posix_file.h"
 #include "safetensors_writer.h"
@@ -326,6 +327,7 @@ void save_pretrained(const torch::nn::Module &module, const std::filesystem::pat
     verify_dispatch(module); // an offloaded parameter without its bytes must not be saved empty
   else
     detail::refuse_empty_save(checkpoint_state(module), dir); // a model built empty, never given weights
+  detail::refuse_uninitialised_save(checkpoint_state(module), dir); // given memory by to_empty, never written
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir))

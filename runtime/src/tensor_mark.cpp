@@ -6,6 +6,7 @@
 #include "offload_dispatch.h"
 #include "process_fallback.h"
 #include "torch_compat.h"
+#include "uninitialised.h"
 
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -19,6 +20,7 @@ constexpr c10::DispatchKey kKey = offload_dispatch_key();
 
 void tensor_key_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   check_empty_use(op, *stack);
+  check_uninitialised_use(op, *stack);
   if (!reads_no_values(op))
     replace_offloaded(op, *stack);
   // The offloaded arguments are real tensors now (meta ones for bookkeeping

@@ -3,7 +3,12 @@
 #include <metaguard/module.h>
 #include <metaguard/offload_hook.h>
 
+#include "empty_model.h"
 #include "offload_registry.h"
+#include "torch_compat.h"
+#include "uninitialised.h"
+
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <torch/torch.h>
 
@@ -62,13 +67,28 @@ void to_empty(torch::nn::Module &module, torch::Device device, bool recurse) {
   // Everything is allocated (or copied) before any tensor changes, so a
   // failed allocation leaves the module as it was.
   std::vector<std::pair<torch::Tensor, torch::Tensor>> replacements;
+  const std::string given = "to_empty(model, " + device.str() + ")";
   for (const auto &item : tensors) {
     const torch::Tensor &tensor = item.tensor;
     if (tensor.is_meta()) {
-      if (!device.is_meta())
-        replacements.emplace_back(tensor, torch::empty_strided(tensor.sizes(), tensor.strides(),
-                                                               tensor.options().device(device)));
+      if (device.is_meta())
+        continue;
+      torch::Tensor value =
+          torch::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(device));
+      // Poison in every build: a model used before it is initialised computes
+      // NaNs (or sentinels), never whatever bytes the allocator had.
+      detail::fill_poison(value);
+      detail::UninitOrigin origin{item.name, {}, given};
+      if (const auto empty = detail::empty_origin(tensor)) {
+        if (!empty->name.empty())
+          origin.name = empty->name;
+        origin.built = empty->built;
+      }
+      replacements.emplace_back(tensor, detail::mark_uninitialised(value, std::move(origin)));
     } else if (tensor.device() != device) {
+      // A tensor still holding to_empty's poison is copied as it is, not
+      // refused as a read: the copy holds the poison (without the debug mark).
+      c10::impl::ExcludeDispatchKeyGuard exclude(detail::offload_dispatch_key());
       replacements.emplace_back(tensor, tensor.to(device));
     }
   }

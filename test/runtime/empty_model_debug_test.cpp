@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace {
@@ -223,6 +224,14 @@ TEST_F(EmptyModelDebugTest, LoadingClearsTheMarks) {
 TEST_F(EmptyModelDebugTest, ToEmptyClearsTheMarks) {
   Net model = empty_test::empty_net();
   metaguard::to_empty(*model, torch::kCPU);
+  // The memory is there, its values not yet: a read before any write is the
+  // sibling error (uninitialised_memory_test.cpp), not MetaDeviceError.
+  EXPECT_THROW(empty_test::forward(model), metaguard::UninitializedMemoryError);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto &parameter : model->parameters())
+      parameter.normal_(0.0, 0.5);
+  }
   EXPECT_EQ(empty_test::forward(model).sizes(), (std::vector<std::int64_t>{2, 3, 30}));
   EXPECT_NO_THROW(model->to(torch::kCPU));
   EXPECT_NO_THROW(metaguard::save_pretrained(*model, dir_ / "out"));
@@ -264,6 +273,50 @@ TEST_F(EmptyModelDebugTest, ModelsBuiltWithTheChecksOffAreNotMarked) {
   metaguard::set_empty_model_checks(true);
   torch::NoGradGuard no_grad;
   EXPECT_TRUE(model->forward(torch::ones({2, 16})).is_meta()) << "LibTorch's own result";
+}
+
+
+// A constructor that computes a buffer (rotary frequencies, as Llama's). Its
+// factories run on meta under a scope that includes buffers; arange makes an
+// empty tensor and resizes it, and the checks' mark must not stop that.
+struct RotaryImpl : metaguard::Module {
+  explicit RotaryImpl(const metaguard::Config &config) {
+    const auto d = config.at("d").get<std::int64_t>();
+    register_buffer("inv_freq",
+                    1.0 / torch::pow(10000.0, torch::arange(0, d, 2, torch::kFloat) / static_cast<double>(d)),
+                    /*persistent=*/false);
+    proj = register_module("proj", torch::nn::Linear(d, d));
+  }
+  torch::nn::Linear proj{nullptr};
+};
+TORCH_MODULE(Rotary);
+
+TEST_F(EmptyModelDebugTest, AConstructorComputingABufferBuildsUnderAScopeWithBuffers) {
+  const metaguard::Config config{{"d", 16}};
+  {
+    metaguard::DeviceScope scope(torch::kMeta);
+    Rotary rotary = metaguard::from_config<Rotary>(config);
+    EXPECT_TRUE(rotary->named_buffers()["inv_freq"].is_meta());
+    EXPECT_EQ(rotary->named_buffers()["inv_freq"].sizes(), (std::vector<std::int64_t>{8}));
+  }
+  Rotary rotary{nullptr};
+  {
+    auto scope = metaguard::init_empty_weights(/*include_buffers=*/true);
+    rotary = metaguard::from_config<Rotary>(config);
+  }
+  EXPECT_TRUE(rotary->proj->weight.is_meta());
+  const torch::Tensor inv_freq = rotary->named_buffers()["inv_freq"];
+  EXPECT_TRUE(inv_freq.is_meta());
+  // Still an empty model's buffer: using it with real tensors is refused.
+  const std::string what = meta_error_of([&] { (void)(inv_freq * torch::ones({8})); });
+  EXPECT_CONTAINS(what, "'inv_freq' (Float [8])");
+  EXPECT_CONTAINS(what, "RotaryImpl> under a meta scope (MetaDeviceScope");
+  {
+    auto scope = metaguard::init_empty_weights(); // buffers excluded: computed for real
+    Rotary rotary = metaguard::from_config<Rotary>(config);
+    EXPECT_FALSE(rotary->named_buffers()["inv_freq"].is_meta());
+    EXPECT_FLOAT_EQ(rotary->named_buffers()["inv_freq"][1].item<float>(), std::pow(10000.0F, -2.0F / 16));
+  }
 }
 
 } // namespace

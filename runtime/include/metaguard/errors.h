@@ -20,6 +20,16 @@ public:
   using Error::Error;
 };
 
+// A tensor that to_empty gave memory to was read (by an operator, a move or
+// save_pretrained) before anything wrote it: its memory still holds the
+// poison to_empty filled it with (docs/runtime-loading.md, "Empty models").
+// Raised by the debug checks only (debug_checks.h); a sibling of
+// MetaDeviceError, which is about tensors that have no memory at all.
+class UninitializedMemoryError : public Error {
+public:
+  using Error::Error;
+};
+
 // An offloaded parameter can no longer reach its bytes (hook removed,
 // tensor moved or replaced), or offload data on disk is unusable.
 class OffloadError : public Error {

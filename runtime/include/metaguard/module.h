@@ -102,15 +102,24 @@ std::vector<std::pair<std::string, torch::Tensor>>
 checkpoint_state(const torch::nn::Module &module);
 
 // PyTorch's Module.to_empty: gives every meta parameter and buffer of
-// `module` (of its submodules too when `recurse`) uninitialised memory on
-// `device`, in place: the Parameter objects stay the module's, so an
-// optimizer built on the empty model steps the same tensors once you have
-// initialised them. Unlike PyTorch, which replaces every tensor with
+// `module` (of its submodules too when `recurse`) memory on `device`, in
+// place, filled with poison in every build (a quiet NaN with payload 0xDEAD
+// for float32/float64/complex, 0xAD / 0x2D for float16 / bfloat16; the most
+// negative value for signed integers, 255 for uint8, true for bool:
+// docs/runtime-loading.md, "Memory is not weights"), so that a model used
+// before it is initialised never computes with stale memory. With the
+// empty-model checks on (debug_checks.h), a CPU tensor it allocates is
+// marked uninitialised until something writes it (an nn::init function,
+// reset_parameters, copy_, fill_, any in-place operator, a load): an
+// operator that reads it while it still holds only poison, save_pretrained
+// and PreTrainedModel::to(device) raise UninitializedMemoryError naming it.
+// In place: the Parameter objects stay the module's, so an optimizer built
+// on the empty model steps the same tensors once you have initialised them. Unlike PyTorch, which replaces every tensor with
 // uninitialised memory, real tensors (buffers init_empty_weights() kept,
 // parameters already loaded) keep their values, copied to `device` if they
 // are elsewhere; for a model built entirely on meta the two are the same.
-// A model built empty and given memory this way counts as given weights (no
-// empty-model check refuses it). Throws OffloadError, before changing
+// A model built empty and given memory this way is no longer refused with
+// MetaDeviceError; its uninitialised tensors are, as above, until written. Throws OffloadError, before changing
 // anything, when a tensor it would touch is offloaded (its bytes live on
 // disk behind a hook: change placements with dispatch_model instead).
 void to_empty(torch::nn::Module &module, torch::Device device, bool recurse = true);
