@@ -9,5 +9,5 @@ build_bench() {
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DMETAGUARD_BUILD_CHECKS=OFF -DMETAGUARD_BUILD_TESTS=OFF -DMETAGUARD_BUILD_BENCH=ON >/dev/null
   fi
-  ninja -C "$build" -j2 "$@"
+  ninja -C "$build" -j"${METAGUARD_JOBS:-2}" "$@"
 }

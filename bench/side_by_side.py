@@ -278,6 +278,67 @@ def report(results, work):
     return 0 if ok else 1
 
 
+def report_cgroup(results, work, limit_mib):
+    """The figures of bench/run_offload.sh --cgroup."""
+    from safetensors.torch import load_file
+    rows = {}
+    for line in open(results):
+        label, figures = line.split(" ", 1)
+        rows.setdefault(label, []).append(json.loads(figures))
+
+    def med(label, key):
+        values = [r[key] for r in rows.get(label, []) if key in r]
+        return statistics.median(values) if values else float("nan")
+
+    work = pathlib.Path(work)
+    ok = True
+    reference_path = work / "logits-memory-warm.safetensors"
+    if not reference_path.exists():
+        print("no logits of transformers in memory: the reference run failed (see stderr.log)")
+        return 1
+    reference = load_file(str(reference_path))["logits"]
+    print(f"logits against transformers in memory (rtol {RTOL}, atol {ATOL}):")
+    for path in sorted(work.glob("logits-*.safetensors")):
+        got = load_file(str(path))["logits"]
+        close = got.shape == reference.shape and torch.allclose(got, reference, rtol=RTOL, atol=ATOL)
+        ok &= close
+        diff = (got - reference).abs().max().item() if got.shape == reference.shape else float("inf")
+        print(f"  {path.stem[7:]:<24} max |diff| {diff:.2e}  {'OK' if close else 'DIFFERS'}")
+    direct = load_file(str(work / "logits-metaguard-direct.safetensors"))["logits"] \
+        if (work / "logits-metaguard-direct.safetensors").exists() else None
+    cached = load_file(str(work / "logits-metaguard-cached.safetensors"))["logits"] \
+        if (work / "logits-metaguard-cached.safetensors").exists() else None
+    if direct is not None and cached is not None:
+        same = torch.equal(direct, cached)
+        ok &= same
+        print(f"  metaguard direct and cached bit-equal: {'yes' if same else 'NO'}")
+    failed = [label for label, rs in rows.items() if any(r.get("failed") for r in rs)]
+    if failed:
+        ok = False
+        print(f"failed processes (killed by the cgroup? see stderr.log): {', '.join(sorted(failed))}")
+    mib = 2**20
+    print(f"\nvariant (median over processes; cg-: in a {limit_mib} MiB memory cgroup)"
+          "   forward     peak RSS   cgroup peak")
+    for label in sorted(rows):
+        if "forward_s" in rows[label][0] or label.startswith(("cg-", "memory-")):
+            cg = med(label, "cgroup_peak")
+            print(f"  {label:<28} {med(label, 'forward_s'):8.3f} s  {med(label, 'peak_rss') / mib:7.0f} MiB"
+                  f"  {'' if cg != cg else f'{cg / mib:7.0f} MiB'}")
+    compute = med("memory-metaguard", "forward_s")
+    read = med("read-cold", "read_s")
+    floor = max(compute, read)
+    print(f"\ncompute (metaguard in memory) {compute:.3f} s, cold read of the offloaded bytes {read:.3f} s")
+    for label in ("cg-metaguard-direct", "cg-metaguard-cached", "cg-transformers", "cg-accelerate"):
+        print(f"RATIO {label[3:]:<18} / max(compute, cold read) = {med(label, 'forward_s') / floor:.2f}")
+    tf, ac = med("cg-transformers", "forward_s"), med("cg-accelerate", "forward_s")
+    for mode in ("direct", "cached"):
+        mg = med(f"cg-metaguard-{mode}", "forward_s")
+        print(f"RATIO metaguard {mode:<6} / transformers = {mg / tf:.2f}, / accelerate = {mg / ac:.2f}")
+    print(f"RATIO metaguard direct / cached = "
+          f"{med('cg-metaguard-direct', 'forward_s') / med('cg-metaguard-cached', 'forward_s'):.2f}")
+    return 0 if ok else 1
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else ""
     if what == "write":
@@ -288,6 +349,8 @@ def main(argv):
         return load(argv[2])
     if what == "report":
         return report(argv[2], argv[3])
+    if what == "report-cgroup":
+        return report_cgroup(argv[2], argv[3], int(argv[4]))
     print(__doc__)
     return 2
 

@@ -39,6 +39,17 @@ torch::Tensor CheckpointWeightsMap::load(const std::string &name) const {
   return checkpoint_->tensor(key_of(name), dtypes_.at(name));
 }
 
+torch::Tensor CheckpointWeightsMap::load_direct(const std::string &name) const {
+  const auto *safetensors = dynamic_cast<const SafetensorsCheckpoint *>(checkpoint_.get());
+  if (safetensors == nullptr)
+    return {};
+  const std::string &key = key_of(name);
+  torch::Tensor value = safetensors->file_of(key).direct_tensor(key);
+  if (!value.defined() || loaded_as_stored(name))
+    return value;
+  return value.to(dtypes_.at(name));
+}
+
 std::vector<torch::Tensor> CheckpointWeightsMap::load_together(const std::vector<std::string> &names) const {
   std::vector<std::string> keys;
   for (const auto &name : names) {

@@ -3,11 +3,13 @@
 #include <metaguard/dispatch.h>
 #include <metaguard/offload_folder.h>
 
+#include "direct_read.h"
 #include "module_walk.h"
 #include "offload_dispatch.h"
 #include "offload_registry.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -183,8 +185,47 @@ std::shared_ptr<detail::Prefetcher> make_prefetcher(const std::vector<OwnedDiskP
   return prefetcher;
 }
 
-void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<const WeightsMap> &weights,
+// The weights map of OffloadReadMode::direct: every load reads with
+// O_DIRECT where the wrapped map can (load_direct), else as usual. Small
+// neighbours are read one by one (each read is its own aligned range).
+class DirectWeightsMap : public WeightsMap {
+public:
+  explicit DirectWeightsMap(std::shared_ptr<const WeightsMap> inner) : inner_(std::move(inner)) {}
+  bool contains(const std::string &name) const override { return inner_->contains(name); }
+  torch::Tensor load(const std::string &name) const override {
+    torch::Tensor value = inner_->load_direct(name);
+    return value.defined() ? value : inner_->load(name);
+  }
+  torch::Tensor load_direct(const std::string &name) const override { return inner_->load_direct(name); }
+  std::vector<std::string> names() const override { return inner_->names(); }
+  StorageLocation location(const std::string &name) const override { return inner_->location(name); }
+
+private:
+  std::shared_ptr<const WeightsMap> inner_;
+};
+
+// OffloadOptions::read_mode (or METAGUARD_OFFLOAD_READ) resolved against the
+// bytes the hooks will read: `weights` itself when cached, wrapped when direct.
+std::shared_ptr<const WeightsMap> with_read_mode(const std::vector<OwnedDiskParams> &owned,
+                                                 std::shared_ptr<const WeightsMap> weights,
+                                                 const OffloadOptions &options) {
+  std::uint64_t offloaded = 0;
+  for (const auto &group : owned)
+    for (const auto &p : group.params)
+      offloaded += static_cast<std::uint64_t>(p.param.numel()) * p.param.element_size();
+  const char *env = std::getenv("METAGUARD_OFFLOAD_READ");
+  const bool automatic = options.read_mode == OffloadReadMode::automatic &&
+                         (env == nullptr || *env == '\0' || std::string(env) == "automatic" ||
+                          std::string(env) == "auto");
+  const std::uint64_t budget = automatic && offloaded > 0 ? detail::page_cache_budget() : 0;
+  if (detail::resolve_read_mode(options.read_mode, offloaded, budget) == OffloadReadMode::direct)
+    return std::make_shared<DirectWeightsMap>(std::move(weights));
+  return weights;
+}
+
+void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<const WeightsMap> &given,
                    const DeviceMap &resolved, const OffloadOptions &options) {
+  const std::shared_ptr<const WeightsMap> weights = with_read_mode(owned, given, options);
   const torch::Device device = main_device(resolved);
   std::vector<std::shared_ptr<detail::OffloadHook>> hooks;
   for (auto &group : owned) {

@@ -5,6 +5,7 @@
 #include <metaguard/offload_folder.h>
 
 #include "private_mapping.h"
+#include "direct_read.h"
 #include "posix_file.h"
 #include "staging_pool.h"
 
@@ -283,6 +284,16 @@ torch::Tensor OffloadFolder::load(const std::string &name) const {
     throw OffloadError("cannot map the data of " + describe(name, file) + ": " + errno_text());
   return torch::from_blob(
       mapping->address, e.shape, [mapping](void *) {}, options);
+}
+
+torch::Tensor OffloadFolder::load_direct(const std::string &name) const {
+  const Entry &e = entry(name);
+  const torch::Dtype d = dtype(name);
+  const std::int64_t bytes = check(name);
+  if (bytes == 0)
+    return {};
+  return detail::read_direct<OffloadError>(folder_ / (name + ".dat"), 0, bytes, e.shape, d,
+                                           "tensor '" + name + "'");
 }
 
 } // namespace metaguard

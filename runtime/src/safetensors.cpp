@@ -5,6 +5,7 @@
 #include "mapped_read.h"
 #include "posix_file.h"
 #include "private_mapping.h"
+#include "direct_read.h"
 #include "staging_pool.h"
 
 #include <torch/torch.h>
@@ -621,6 +622,19 @@ torch::Tensor SafetensorsFile::private_tensor(std::string_view name) const {
     if (auto mapped = map_private(*data_, info, dtype); mapped.defined())
       return mapped;
   return read_copy(*data_, info, dtype);
+}
+
+torch::Tensor SafetensorsFile::direct_tensor(std::string_view name) const {
+  const TensorInfo &info = this->info(name);
+  const torch::Dtype dtype = loadable_dtype(*data_, info);
+  if (info.nbytes() == 0)
+    return {};
+  check_unchanged_size(*data_, info);
+  torch::Tensor copy = detail::read_direct<FormatError>(data_->path, data_->data_offset + info.begin, info.nbytes(),
+                                                        info.shape, dtype, "tensor '" + info.name + "'");
+  if (copy.defined() && dtype == torch::kBool)
+    check_bool_bytes(*data_, info, static_cast<const char *>(copy.data_ptr()), info.nbytes());
+  return copy;
 }
 
 namespace {

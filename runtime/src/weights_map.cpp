@@ -7,6 +7,8 @@ WeightsMap::~WeightsMap() = default;
 
 StorageLocation WeightsMap::location(const std::string &) const { return {}; }
 
+torch::Tensor WeightsMap::load_direct(const std::string &) const { return {}; }
+
 std::vector<torch::Tensor> WeightsMap::load_together(const std::vector<std::string> &names) const {
   std::vector<torch::Tensor> tensors;
   tensors.reserve(names.size());

@@ -33,6 +33,9 @@ public:
   // private_tensor, or a converted copy): writing to it never changes a later
   // load or the file. Throws FormatError naming the file and tensor.
   torch::Tensor load(const std::string &name) const override;
+  // A safetensors tensor read with O_DIRECT (converted when `dtypes` says
+  // so); undefined for other formats.
+  torch::Tensor load_direct(const std::string &name) const override;
   // Tensors loaded as stored (no conversion) share one private mapping of
   // their stretch of a safetensors shard (CheckpointReader::private_tensors).
   std::vector<torch::Tensor> load_together(const std::vector<std::string> &names) const override;

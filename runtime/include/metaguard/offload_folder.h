@@ -37,6 +37,8 @@ public:
 
   bool contains(const std::string &name) const override;
   torch::Tensor load(const std::string &name) const override;
+  // The .dat read with O_DIRECT into memory of the tensor's own.
+  torch::Tensor load_direct(const std::string &name) const override;
   std::vector<std::string> names() const override;
   // The tensor's .dat, whole.
   StorageLocation location(const std::string &name) const override;

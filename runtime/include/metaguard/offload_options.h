@@ -4,6 +4,23 @@
 
 namespace metaguard {
 
+// How the bytes of offloaded parameters are read from their files.
+enum class OffloadReadMode {
+  // direct when the offloaded bytes exceed what the page cache can keep for
+  // this process (the memory cgroup's limit less the process's own memory,
+  // or MemAvailable of /proc/meminfo, whichever is smaller), else cached.
+  automatic,
+  // Through the page cache (mappings and pread), as before: fastest when the
+  // files stay cached between forwards (warm, model smaller than memory).
+  cached,
+  // O_DIRECT reads into a bounded pool of aligned buffers, copied into each
+  // tensor's memory: nothing goes through the page cache, so a model bigger
+  // than memory (or than its cgroup) does not pay for reclaim at every
+  // forward. Files on a filesystem without O_DIRECT are read cached (a
+  // warning on stderr says so once per filesystem).
+  direct,
+};
+
 struct OffloadOptions {
   // How many offloaded blocks (device-map entries placed on "disk") are read
   // ahead on a background thread while the current one computes, in the
@@ -25,6 +42,9 @@ struct OffloadOptions {
   // then read one by one, not in one mapping with their neighbours (pages
   // still mapped by a neighbour could not be dropped).
   bool drop_page_cache = false;
+  // See OffloadReadMode. The environment variable METAGUARD_OFFLOAD_READ
+  // (automatic|cached|direct), when set, overrides it for experiments.
+  OffloadReadMode read_mode = OffloadReadMode::automatic;
 };
 
 } // namespace metaguard

@@ -108,6 +108,10 @@ public:
   // nothing else, and writes to other tensors of this file never show in it.
   // What offloading hooks load.
   torch::Tensor private_tensor(std::string_view name) const;
+  // private_tensor read with O_DIRECT, past the page cache
+  // (OffloadReadMode::direct): always a copy. Undefined when the file's
+  // filesystem refuses O_DIRECT (read it with private_tensor then).
+  torch::Tensor direct_tensor(std::string_view name) const;
   // Each tensor as private_tensor gives it, but the ones that lie together in
   // the file (a layer's small tensors: norms, biases, projections below 8 MiB)
   // share one copy-on-write mapping of their stretch instead of a copy each:

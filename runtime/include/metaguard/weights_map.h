@@ -37,6 +37,11 @@ public:
   // read them in one go, e.g. one private mapping for all: their memory then
   // goes back when the last of them dies. By default, one load each.
   virtual std::vector<torch::Tensor> load_together(const std::vector<std::string> &names) const;
+  // load() with the bytes read by O_DIRECT, past the page cache
+  // (OffloadReadMode::direct): same value, same errors. An undefined tensor
+  // when the map cannot read `name` that way (a filesystem without O_DIRECT,
+  // a pickled archive): the caller then uses load(). By default, undefined.
+  virtual torch::Tensor load_direct(const std::string &name) const;
   virtual std::vector<std::string> names() const = 0;
   // Where `name`'s bytes lie; by default, unknown. Never throws: a name the
   // map cannot place is reported by `load`.
