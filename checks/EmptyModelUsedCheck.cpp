@@ -11,52 +11,9 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::metaguard {
 
-namespace {
-
-constexpr llvm::StringLiteral DefaultWeightGivers =
-    "::metaguard::load_weights;::metaguard::load_checkpoint_and_dispatch;"
-    "::metaguard::attach_offload_hooks;::metaguard::dispatch_model;"
-    "::metaguard::to_empty";
-constexpr llvm::StringLiteral DefaultNeedsWeights =
-    "::metaguard::save_pretrained";
-
-/// An option: its name, its default, and the field that holds its value.
-struct OptionSpec {
-  llvm::StringLiteral Name;
-  llvm::StringLiteral Default;
-  std::string EmptyModelOptions::*Value;
-};
-
-/// Every option of the check, read by the constructor and written back by
-/// storeOptions from this one list. Those that say where the meta device is
-/// ambient are metaguard-from-pretrained-in-meta-scope's, by name.
-constexpr OptionSpec OptionSpecs[] = {
-    {"LoaderFunctions", DefaultLoaderFunctions,
-     &EmptyModelOptions::LoaderFunctions},
-    {"MetaScopeTypes", DefaultMetaScopeTypes,
-     &EmptyModelOptions::MetaScopeTypes},
-    {"DeviceScopeTypes", DefaultDeviceScopeTypes,
-     &EmptyModelOptions::DeviceScopeTypes},
-    {"MetaScopeFunctions", DefaultMetaScopeFunctions,
-     &EmptyModelOptions::MetaScopeFunctions},
-    {"DefaultDeviceSetters", DefaultDefaultDeviceSetters,
-     &EmptyModelOptions::DefaultDeviceSetters},
-    {"WeightGivers", DefaultWeightGivers, &EmptyModelOptions::WeightGivers},
-    {"NeedsWeights", DefaultNeedsWeights, &EmptyModelOptions::NeedsWeights},
-};
-
-EmptyModelOptions readOptions(ClangTidyCheck::OptionsView &Options) {
-  EmptyModelOptions Values;
-  for (const OptionSpec &Spec : OptionSpecs)
-    Values.*Spec.Value = std::string(Options.get(Spec.Name, Spec.Default));
-  return Values;
-}
-
-} // namespace
-
 EmptyModelUsedCheck::EmptyModelUsedCheck(llvm::StringRef Name,
                                          ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), Values(readOptions(Options)),
+    : ClangTidyCheck(Name, Context), Values(readCheckOptions<check_bit::EmptyModelUsedCheck>(Options)),
       Ambient(Values.LoaderFunctions, Values.MetaScopeTypes,
               Values.DeviceScopeTypes, Values.MetaScopeFunctions,
               Values.DefaultDeviceSetters),
@@ -67,8 +24,7 @@ EmptyModelUsedCheck::EmptyModelUsedCheck(llvm::StringRef Name,
       Facts(Name, Options) {}
 
 void EmptyModelUsedCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
-  for (const OptionSpec &Spec : OptionSpecs)
-    Options.store(Opts, Spec.Name, Values.*Spec.Value);
+  storeCheckOptions(Values, Options, Opts);
   Facts.storeOptions(Options, Opts);
 }
 

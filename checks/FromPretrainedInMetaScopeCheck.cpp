@@ -10,32 +10,15 @@ using namespace clang::ast_matchers;
 
 namespace clang::tidy::metaguard {
 
-namespace {
-
-/// Loads are followed through calls at any depth by function summaries;
-/// CallDepth only caps how many of the user's calls a finding may span.
-constexpr unsigned DefaultCallDepth = 64;
-
-} // namespace
-
 FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
     : ClangTidyCheck(Name, Context),
-      LoaderFunctionsOption(
-          std::string(Options.get("LoaderFunctions", DefaultLoaderFunctions))),
-      MetaScopeTypesOption(
-          std::string(Options.get("MetaScopeTypes", DefaultMetaScopeTypes))),
-      DeviceScopeTypesOption(std::string(
-          Options.get("DeviceScopeTypes", DefaultDeviceScopeTypes))),
-      MetaScopeFunctionsOption(std::string(
-          Options.get("MetaScopeFunctions", DefaultMetaScopeFunctions))),
-      DefaultDeviceSettersOption(std::string(
-          Options.get("DefaultDeviceSetters", DefaultDefaultDeviceSetters))),
-      CallDepth(Options.get("CallDepth", DefaultCallDepth)),
-      Ambient(LoaderFunctionsOption, MetaScopeTypesOption,
-              DeviceScopeTypesOption, MetaScopeFunctionsOption,
-              DefaultDeviceSettersOption),
-      Reporter(*this), Finder(Ambient, Reporter, CallDepth,
+      Values(readCheckOptions<check_bit::FromPretrainedInMetaScopeCheck>(
+          Options)),
+      Ambient(Values.LoaderFunctions, Values.MetaScopeTypes,
+              Values.DeviceScopeTypes, Values.MetaScopeFunctions,
+              Values.DefaultDeviceSetters),
+      Reporter(*this), Finder(Ambient, Reporter, Values.CallDepth,
                               [this](ASTContext &Context) -> SummaryTable & {
                                 return summaries(Context);
                               }),
@@ -45,12 +28,7 @@ FromPretrainedInMetaScopeCheck::~FromPretrainedInMetaScopeCheck() = default;
 
 void FromPretrainedInMetaScopeCheck::storeOptions(
     ClangTidyOptions::OptionMap &Opts) {
-  Options.store(Opts, "LoaderFunctions", LoaderFunctionsOption);
-  Options.store(Opts, "MetaScopeTypes", MetaScopeTypesOption);
-  Options.store(Opts, "DeviceScopeTypes", DeviceScopeTypesOption);
-  Options.store(Opts, "MetaScopeFunctions", MetaScopeFunctionsOption);
-  Options.store(Opts, "DefaultDeviceSetters", DefaultDeviceSettersOption);
-  Options.store(Opts, "CallDepth", CallDepth);
+  storeCheckOptions(Values, Options, Opts);
   Facts.storeOptions(Options, Opts);
 }
 

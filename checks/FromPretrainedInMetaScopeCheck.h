@@ -10,6 +10,7 @@
 #ifndef METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
 #define METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
 
+#include "CheckOptions.h"
 #include "MetaScopeLoadFinder.h"
 #include "MetaScopeLoadReporter.h"
 #include "utils/ClangCompat.h"
@@ -50,13 +51,7 @@ private:
   /// The TU's summary table, with the facets of this check registered.
   SummaryTable &summaries(ASTContext &Context);
 
-  // Options.
-  const std::string LoaderFunctionsOption;
-  const std::string MetaScopeTypesOption;
-  const std::string DeviceScopeTypesOption;
-  const std::string MetaScopeFunctionsOption;
-  const std::string DefaultDeviceSettersOption;
-  const unsigned CallDepth;
+  const OptionValues<check_bit::FromPretrainedInMetaScopeCheck> Values;
 
   AmbientDevice Ambient;
   MetaScopeLoadReporter Reporter;

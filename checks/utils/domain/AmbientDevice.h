@@ -35,12 +35,6 @@
 
 namespace clang::tidy::metaguard {
 
-/// The defaults of the options that name the meta machinery.
-inline constexpr llvm::StringLiteral DefaultMetaScopeFunctions =
-    "::metaguard::with_meta_device";
-inline constexpr llvm::StringLiteral DefaultDefaultDeviceSetters =
-    "::metaguard::set_default_device;::metaguard::reset_default_device";
-
 class AmbientDevice {
 public:
   /// Why the meta device is ambient at a statement.
