@@ -88,8 +88,8 @@ inline std::string read(ClangTidyCheck::OptionsView &Options,
                         llvm::StringRef Name, const std::string &Default) {
   return std::string(Options.get(Name, llvm::StringRef(Default)));
 }
-inline unsigned read(ClangTidyCheck::OptionsView &Options,
-                     llvm::StringRef Name, unsigned Default) {
+inline unsigned read(ClangTidyCheck::OptionsView &Options, llvm::StringRef Name,
+                     unsigned Default) {
   return Options.get(Name, Default);
 }
 inline bool read(ClangTidyCheck::OptionsView &Options, llvm::StringRef Name,
@@ -100,14 +100,13 @@ inline bool read(ClangTidyCheck::OptionsView &Options, llvm::StringRef Name,
 
 /// The values of the options of the check whose bit is Check.
 template <unsigned Check>
-struct OptionValues
-    :
+struct OptionValues :
 #define METAGUARD_OPTION(OptName, ...)                                         \
   option_field::FieldIf<Check, check_bit::OptName##Checks,                     \
                         option_field::OptName##Field,                          \
                         option_field::OptName##Index>,
 #include "Options.def"
-      option_field::Absent<~0u> {
+    option_field::Absent<~0u> {
 };
 
 /// In a check's constructor: its options, each from the configuration or

@@ -3,7 +3,6 @@
 #include "EmptyModelUsedCheck.h"
 #include "utils/domain/DeviceFacts.h"
 #include "utils/domain/EmptyModelFacts.h"
-#include "utils/domain/LoaderCalls.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -13,29 +12,18 @@ namespace clang::tidy::metaguard {
 
 EmptyModelUsedCheck::EmptyModelUsedCheck(llvm::StringRef Name,
                                          ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), Values(readCheckOptions<check_bit::EmptyModelUsedCheck>(Options)),
+    : MetaguardCheck(Name, Context),
       Ambient(Values.LoaderFunctions, Values.MetaScopeTypes,
               Values.DeviceScopeTypes, Values.MetaScopeFunctions,
               Values.DefaultDeviceSetters),
       Reporter(*this), Finder(Ambient, Values, Reporter,
                               [this](ASTContext &Context) -> SummaryTable & {
                                 return summaries(Context);
-                              }),
-      Facts(Name, Options) {}
+                              }) {}
 
-void EmptyModelUsedCheck::storeOptions(ClangTidyOptions::OptionMap &Opts) {
-  storeCheckOptions(Values, Options, Opts);
-  Facts.storeOptions(Options, Opts);
-}
-
-void EmptyModelUsedCheck::registerMatchers(MatchFinder *Matches) {
-  Facts.registerMatchers(Matches);
-  // A model is built empty where the meta device is ambient, or by a
-  // function of the user's whose summary says so: both are among the user's
-  // calls and variables, matched once for every metaguard check.
-  UserCode = UserCodeMatchers::subscribe(Matches, this);
-}
-
+// A model is built empty where the meta device is ambient, or by a function
+// of the user's whose summary says so: both are among the user's calls and
+// variables.
 void EmptyModelUsedCheck::check(const MatchFinder::MatchResult &Result) {
   ASTContext &Context = *Result.Context;
   for (const EnclosingFunction &Fn :
@@ -48,7 +36,7 @@ void EmptyModelUsedCheck::check(const MatchFinder::MatchResult &Result) {
   }
 }
 
-void EmptyModelUsedCheck::onEndOfTranslationUnit() {
+void EmptyModelUsedCheck::endTranslationUnit() {
   Facts.exportTable(
       [this](ASTContext &Context) -> SummaryTable & {
         return summaries(Context);
@@ -57,7 +45,6 @@ void EmptyModelUsedCheck::onEndOfTranslationUnit() {
   Ambient.clear();
   Finder.clear();
   Reporter.clear();
-  Summaries.reset();
 }
 
 SummaryTable &EmptyModelUsedCheck::summaries(ASTContext &Context) {

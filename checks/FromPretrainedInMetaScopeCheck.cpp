@@ -12,35 +12,20 @@ namespace clang::tidy::metaguard {
 
 FromPretrainedInMetaScopeCheck::FromPretrainedInMetaScopeCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context),
-      Values(readCheckOptions<check_bit::FromPretrainedInMetaScopeCheck>(
-          Options)),
+    : MetaguardCheck(Name, Context),
       Ambient(Values.LoaderFunctions, Values.MetaScopeTypes,
               Values.DeviceScopeTypes, Values.MetaScopeFunctions,
               Values.DefaultDeviceSetters),
       Reporter(*this), Finder(Ambient, Reporter, Values.CallDepth,
                               [this](ASTContext &Context) -> SummaryTable & {
                                 return summaries(Context);
-                              }),
-      Facts(Name, Options) {}
+                              }) {}
 
 FromPretrainedInMetaScopeCheck::~FromPretrainedInMetaScopeCheck() = default;
 
-void FromPretrainedInMetaScopeCheck::storeOptions(
-    ClangTidyOptions::OptionMap &Opts) {
-  storeCheckOptions(Values, Options, Opts);
-  Facts.storeOptions(Options, Opts);
-}
-
-void FromPretrainedInMetaScopeCheck::registerMatchers(MatchFinder *Matches) {
-  Facts.registerMatchers(Matches);
-  // Every function with a source of meta state is analysed once, and
-  // loaders whose implementation is visible are looked into: both start
-  // from the user's calls and variables, matched once for every metaguard
-  // check.
-  UserCode = UserCodeMatchers::subscribe(Matches, this);
-}
-
+// Every function with a source of meta state is analysed once, and loaders
+// whose implementation is visible are looked into: both start from the
+// user's calls and variables.
 void FromPretrainedInMetaScopeCheck::check(
     const MatchFinder::MatchResult &Result) {
   ASTContext &Context = *Result.Context;
@@ -54,7 +39,7 @@ void FromPretrainedInMetaScopeCheck::check(
     Finder.checkLoaderBuildsOnMeta(Call, Context);
 }
 
-void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
+void FromPretrainedInMetaScopeCheck::endTranslationUnit() {
   Facts.exportTable(
       [this](ASTContext &Context) -> SummaryTable & {
         return summaries(Context);
@@ -64,7 +49,6 @@ void FromPretrainedInMetaScopeCheck::onEndOfTranslationUnit() {
   Ambient.clear();
   Finder.clear();
   Reporter.clear();
-  Summaries.reset();
   OptionsFacetImpl.clear();
 }
 

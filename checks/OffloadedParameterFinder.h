@@ -44,7 +44,8 @@ namespace clang::tidy::metaguard {
 class OffloadedParameterReporter;
 
 /// The check's option values, as given (declared in Options.def).
-using OffloadedParameterOptions = OptionValues<check_bit::OffloadedParameterMoveCheck>;
+using OffloadedParameterOptions =
+    OptionValues<check_bit::OffloadedParameterMoveCheck>;
 
 /// Finds the moves, parameter writes and uses of removed hooks of
 /// dispatched models, function by function, for one translation unit at a

@@ -1,8 +1,6 @@
 //===--- OffloadedParameterMoveCheck.cpp - metaguard-tidy ------*- C++ -*-===//
 
 #include "OffloadedParameterMoveCheck.h"
-#include "utils/domain/LoaderCalls.h"
-#include "utils/domain/TensorWrites.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -12,24 +10,12 @@ namespace clang::tidy::metaguard {
 
 OffloadedParameterMoveCheck::OffloadedParameterMoveCheck(
     llvm::StringRef Name, ClangTidyContext *Context)
-    : ClangTidyCheck(Name, Context), Values(readCheckOptions<check_bit::OffloadedParameterMoveCheck>(Options)),
-      Facts(Name, Options), Report(*this), Analysis(Values, Facts, Report) {}
+    : MetaguardCheck(Name, Context), Report(*this),
+      Analysis(Values, Facts, Report) {}
 
-void OffloadedParameterMoveCheck::storeOptions(
-    ClangTidyOptions::OptionMap &Opts) {
-  storeCheckOptions(Values, Options, Opts);
-  Facts.storeOptions(Options, Opts);
-}
-
-void OffloadedParameterMoveCheck::registerMatchers(MatchFinder *Finder) {
-  Facts.registerMatchers(Finder);
-  // A function is analysed when something in it may dispatch a model: a
-  // DispatchFunctions call, a loader call (whose options decide later), or a
-  // call to a function that returns a dispatched model. The user's calls
-  // are matched once for every metaguard check.
-  UserCode = UserCodeMatchers::subscribe(Finder, this);
-}
-
+// A function is analysed when something in it may dispatch a model: a
+// DispatchFunctions call, a loader call (whose options decide later), or a
+// call to a function that returns a dispatched model.
 void OffloadedParameterMoveCheck::check(
     const MatchFinder::MatchResult &Result) {
   const CallExpr *Call = UserCodeMatchers::call(Result);
@@ -37,7 +23,7 @@ void OffloadedParameterMoveCheck::check(
     Analysis.analyzeEnclosingFunction(Call, *Result.Context);
 }
 
-void OffloadedParameterMoveCheck::onEndOfTranslationUnit() {
+void OffloadedParameterMoveCheck::endTranslationUnit() {
   Analysis.endTranslationUnit();
   Report.clear();
 }

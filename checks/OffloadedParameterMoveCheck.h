@@ -6,8 +6,8 @@
 // parameters (in-place methods, initialisers, optimizers, checkpoints), or
 // removing its offloading hooks and then needing them.
 //
-// The check holds the options and decides which functions to look at; the
-// analysis is OffloadedParameterFinder's, the diagnostics are
+// The check decides which functions to look at; the analysis (which holds
+// the TU's summary table) is OffloadedParameterFinder's, the diagnostics are
 // OffloadedParameterReporter's.
 //
 //===----------------------------------------------------------------------===//
@@ -17,11 +17,7 @@
 
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
-#include "utils/ClangCompat.h"
-#include "utils/analysis/UserCodeMatchers.h"
-#include "utils/summaries/WholeProgram.h"
-
-#include "clang-tidy/ClangTidyCheck.h"
+#include "utils/MetaguardCheck.h"
 
 namespace clang::tidy::metaguard {
 
@@ -30,28 +26,17 @@ namespace clang::tidy::metaguard {
 ///
 /// For the user-facing documentation see
 /// docs/checks/metaguard-offloaded-parameter-move.md.
-class OffloadedParameterMoveCheck : public ClangTidyCheck {
+class OffloadedParameterMoveCheck
+    : public MetaguardCheck<check_bit::OffloadedParameterMoveCheck> {
 public:
   OffloadedParameterMoveCheck(llvm::StringRef Name, ClangTidyContext *Context);
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  compat::Optional<TraversalKind> getCheckTraversalKind() const override {
-    return TK_AsIs;
-  }
-  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
-  void onEndOfTranslationUnit() override;
 
 private:
-  const OffloadedParameterOptions Values;
-  /// Whole-program mode: SummaryFile / ExportSummaries.
-  WholeProgramFacts Facts;
+  void endTranslationUnit() override;
+
   OffloadedParameterReporter Report;
   OffloadedParameterFinder Analysis;
-  /// The matches check() receives.
-  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard
