@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_EMPTYMODELUSEDCHECK_H
-#define METAGUARD_CHECKS_EMPTYMODELUSEDCHECK_H
+#ifndef METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELUSEDCHECK_H
+#define METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELUSEDCHECK_H
 
 #include "EmptyModelFinder.h"
 #include "EmptyModelReporter.h"
@@ -43,4 +43,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_EMPTYMODELUSEDCHECK_H
+#endif // METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELUSEDCHECK_H

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_EMPTYMODELFINDER_H
-#define METAGUARD_CHECKS_EMPTYMODELFINDER_H
+#ifndef METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELFINDER_H
+#define METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELFINDER_H
 
 #include "CheckOptions.h"
 #include "EmptyModelEvents.h"
@@ -85,4 +85,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_EMPTYMODELFINDER_H
+#endif // METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELFINDER_H
