@@ -1,10 +1,11 @@
 # Reads checks/Checks.def, the one list of metaguard's checks, for CMake:
 #   metaguard_check_list(<sources_var> <include_dir_var>)
-# sets <sources_var> to checks/<ClassName>.cpp of every entry and
+# sets <sources_var> to every .cpp of each entry's folder, checks/<name
+# without metaguard->/ (which must hold <ClassName>.h and .cpp), and
 # <include_dir_var> to a folder holding MetaguardCheckHeaders.inc, the
-# #include of each checks/<ClassName>.h, for MetaguardModule.cpp. The C++ code
-# reads the same file with the preprocessor; this reads it line by line, so an
-# entry written any other way stops the configuration instead of being
+# #include of each <folder>/<ClassName>.h, for MetaguardModule.cpp. The C++
+# code reads the same file with the preprocessor; this reads it line by line,
+# so an entry written any other way stops the configuration instead of being
 # compiled but not registered, or the reverse.
 function(metaguard_check_list sources_var include_dir_var)
   set(dir ${PROJECT_SOURCE_DIR}/checks)
@@ -25,14 +26,19 @@ function(metaguard_check_list sources_var include_dir_var)
       message(FATAL_ERROR "${list_file}: ${name} is listed twice")
     endif()
     list(APPEND names ${name})
+    string(REGEX REPLACE "^metaguard-" "" folder ${name})
     foreach(ext h cpp)
-      if(NOT EXISTS ${dir}/${class}.${ext})
-        message(FATAL_ERROR "${list_file}: ${name} is checks/${class}, but there is no "
-          "checks/${class}.${ext}")
+      if(NOT EXISTS ${dir}/${folder}/${class}.${ext})
+        message(FATAL_ERROR "${list_file}: ${name} is checks/${folder}/${class}, but there "
+          "is no checks/${folder}/${class}.${ext}")
       endif()
     endforeach()
-    list(APPEND sources ${dir}/${class}.cpp)
-    string(APPEND includes "#include \"${class}.h\"\n")
+    # The folder's every .cpp: a check's finder, reporter and the rest need
+    # no list of their own.
+    file(GLOB check_sources CONFIGURE_DEPENDS ${dir}/${folder}/*.cpp)
+    list(SORT check_sources)
+    list(APPEND sources ${check_sources})
+    string(APPEND includes "#include \"${folder}/${class}.h\"\n")
   endforeach()
   if(NOT names)
     message(FATAL_ERROR "${list_file}: no METAGUARD_CHECK entry found")

@@ -38,7 +38,7 @@ run-clang-tidy-19 -quiet -j "$jobs" -p "$lintdb" -warnings-as-errors='*' \
   "^$root/(checks|clangd|runtime/src)/.*\\.cpp$" > "$build/lint-tidy.log" 2>&1 || status=1
 grep -E "(warning|error): " "$build/lint-tidy.log" | sort -u || true
 echo "== clang-format (checks/, clangd/)"
-if ! clang-format-19 --dry-run --Werror checks/*.cpp checks/*.h checks/utils/*.h checks/utils/*/*.cpp checks/utils/*/*.h clangd/*.cpp; then
+if ! clang-format-19 --dry-run --Werror checks/*.cpp checks/*.h checks/*/*.cpp checks/*/*.h checks/utils/*/*.cpp checks/utils/*/*.h clangd/*.cpp; then
   status=1
 fi
 [ "$status" -eq 0 ] && echo "lint: clean"

@@ -29,6 +29,11 @@ for major in range(14, config.llvm_major + 1):
 config.substitutions.append(
     ("%metaguard-tidy", f"{config.python_executable} {config.metaguard_src_root}/tools/metaguard-tidy"))
 config.substitutions.append(("%plugin", config.metaguard_plugin))
+# The headers and compiler of that major, for tests that compile a check's
+# source without building the plugin (new-check.test).
+config.substitutions.append(
+    ("%llvm_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include")))
+config.substitutions.append(("%clangxx", os.path.join(config.llvm_tools_dir, "clang++")))
 config.substitutions.append(("%metaguard-src", config.metaguard_src_root))
 # lit's shell expands no variables: PATH as the tests see it, to prepend to.
 config.substitutions.append(("%path_env", config.environment["PATH"]))

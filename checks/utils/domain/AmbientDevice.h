@@ -35,11 +35,22 @@
 
 namespace clang::tidy::metaguard {
 
-/// The defaults of the options that name the meta machinery.
-inline constexpr llvm::StringLiteral DefaultMetaScopeFunctions =
-    "::metaguard::with_meta_device";
-inline constexpr llvm::StringLiteral DefaultDefaultDeviceSetters =
-    "::metaguard::set_default_device;::metaguard::reset_default_device";
+/// How far AmbientDevice's walks over the AST go. Each bounds a climb that
+/// real code ends in a few steps, so that a pathological AST (or a cycle the
+/// parent map should not have) cannot make a check hang.
+namespace ambient_limits {
+/// Parents climbed from a statement to the try block that holds it.
+inline constexpr unsigned TryBlockParents = 256;
+/// Guards held in holders (std::optional, std::unique_ptr) followed outwards
+/// to the one that is engaged.
+inline constexpr unsigned NestedGuardHolders = 64;
+/// Conversions and temporaries climbed from a lambda to the call it is
+/// given to.
+inline constexpr unsigned LambdaToCall = 8;
+/// Temporaries, casts, `new` and holder constructions looked through to the
+/// session a holder is given.
+inline constexpr unsigned SessionPlumbing = 8;
+} // namespace ambient_limits
 
 class AmbientDevice {
 public:

@@ -23,9 +23,6 @@ namespace clang::tidy::metaguard {
 inline constexpr llvm::StringLiteral LoadsWeightsAnnotation =
     "metaguard::loads_weights";
 
-/// Default value of the LoaderFunctions option, shared by every check.
-inline constexpr llvm::StringLiteral DefaultLoaderFunctions = "from_pretrained";
-
 /// Whether FD, one of its redeclarations, or the template it was
 /// instantiated from carries the loads_weights annotation.
 bool hasLoadsWeightsAnnotation(const FunctionDecl *FD);

@@ -24,13 +24,6 @@
 
 namespace clang::tidy::metaguard {
 
-/// Default of the MetaScopeTypes option.
-inline constexpr llvm::StringLiteral DefaultMetaScopeTypes =
-    "::metaguard::MetaDeviceScope";
-/// Default of the DeviceScopeTypes option.
-inline constexpr llvm::StringLiteral DefaultDeviceScopeTypes =
-    "::metaguard::DeviceScope";
-
 /// Decides which local variables are device-scope guards.
 class ScopeGuardClassifier {
 public:

@@ -22,14 +22,6 @@
 
 namespace clang::tidy::metaguard {
 
-/// Tensor methods that change a tensor: `set_data;copy_;data` (data()
-/// without arguments gives write access to the storage).
-constexpr llvm::StringLiteral DefaultParameterMutators = "set_data;copy_;data";
-/// In-place methods that change no value a hook restores: autograd flags,
-/// names, shared memory.
-constexpr llvm::StringLiteral DefaultIgnoredInPlaceMethods =
-    "requires_grad_;share_memory_;rename_;detach_";
-
 /// Recognises the calls that write tensors, as configured by the
 /// ParameterMutators and IgnoredInPlaceMethods options.
 class TensorWrites {

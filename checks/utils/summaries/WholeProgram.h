@@ -12,7 +12,7 @@
 //                    one, or a value ending in '/') gets one file per TU.
 //
 // Both are read with getLocalOrGlobal, so `CheckOptions: {SummaryFile: ...}`
-// sets them for both checks. The environment variables
+// sets them for every metaguard check. The environment variables
 // METAGUARD_SUMMARY_FILE and METAGUARD_EXPORT_SUMMARIES, when set (even to
 // an empty value, which turns the option off), override them: that
 // is how metaguard-tidy --whole-program passes them without replacing the
@@ -72,7 +72,7 @@ public:
 
   /// In the check's onEndOfTranslationUnit: writes the TU's facts file when
   /// ExportSummaries is set (with Summaries, the functions this TU defines,
-  /// combined with what the other metaguard check exports for the same
+  /// combined with what the other metaguard checks export for the same
   /// file), and forgets the TU. With a SummaryFile, Summaries take in the
   /// summaries of callees in other TUs: metaguard-tidy's rounds carry facts
   /// along chains of calls through several files that way.

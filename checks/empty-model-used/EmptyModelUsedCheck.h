@@ -6,24 +6,18 @@
 // data, an optimizer's step; directly, through helpers and methods, and
 // across files with function summaries.
 //
-// The check holds the options and decides which functions to look at; the
-// analysis is EmptyModelFinder's, the diagnostics are EmptyModelReporter's.
+// The check decides which functions to look at; the analysis is
+// EmptyModelFinder's, the diagnostics are EmptyModelReporter's.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_EMPTYMODELUSEDCHECK_H
-#define METAGUARD_CHECKS_EMPTYMODELUSEDCHECK_H
+#ifndef METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELUSEDCHECK_H
+#define METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELUSEDCHECK_H
 
 #include "EmptyModelFinder.h"
 #include "EmptyModelReporter.h"
-#include "utils/ClangCompat.h"
-#include "utils/analysis/UserCodeMatchers.h"
+#include "utils/MetaguardCheck.h"
 #include "utils/domain/AmbientDevice.h"
-#include "utils/summaries/WholeProgram.h"
-
-#include "clang-tidy/ClangTidyCheck.h"
-
-#include <memory>
 
 namespace clang::tidy::metaguard {
 
@@ -31,37 +25,22 @@ namespace clang::tidy::metaguard {
 ///
 /// For the user-facing documentation see
 /// docs/checks/metaguard-empty-model-used.md.
-class EmptyModelUsedCheck : public ClangTidyCheck {
+class EmptyModelUsedCheck
+    : public MetaguardCheck<check_bit::EmptyModelUsedCheck> {
 public:
   EmptyModelUsedCheck(llvm::StringRef Name, ClangTidyContext *Context);
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  compat::Optional<TraversalKind> getCheckTraversalKind() const override {
-    return TK_AsIs;
-  }
-  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
-  void onEndOfTranslationUnit() override;
 
 private:
+  void endTranslationUnit() override;
   /// The TU's summary table, with the facets of this check registered.
   SummaryTable &summaries(ASTContext &Context);
 
-  const EmptyModelOptions Values;
   AmbientDevice Ambient;
   EmptyModelReporter Reporter;
   EmptyModelFinder Finder;
-
-  // Per translation unit.
-  std::shared_ptr<SummaryTable> Summaries;
-  /// Whole-program mode: SummaryFile / ExportSummaries.
-  WholeProgramFacts Facts;
-  /// The matches check() receives.
-  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_EMPTYMODELUSEDCHECK_H
+#endif // METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELUSEDCHECK_H

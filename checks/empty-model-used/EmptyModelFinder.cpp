@@ -197,7 +197,8 @@ EmptyModelFinder::EmptyModelFinder(AmbientDevice &Ambient,
                                    SummariesFn Summaries)
     : Ambient(Ambient), Reporter(Reporter), Summaries(std::move(Summaries)),
       WeightGivers(Options.WeightGivers), NeedsWeights(Options.NeedsWeights),
-      Writes(DefaultParameterMutators, DefaultIgnoredInPlaceMethods),
+      Writes(option_default::ParameterMutators,
+             option_default::IgnoredInPlaceMethods),
       FacetImpl(std::make_unique<Facet>(*this)) {}
 
 EmptyModelFinder::~EmptyModelFinder() = default;

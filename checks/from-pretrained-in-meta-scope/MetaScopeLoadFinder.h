@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_METASCOPELOADFINDER_H
-#define METAGUARD_CHECKS_METASCOPELOADFINDER_H
+#ifndef METAGUARD_CHECKS_FROM_PRETRAINED_IN_META_SCOPE_METASCOPELOADFINDER_H
+#define METAGUARD_CHECKS_FROM_PRETRAINED_IN_META_SCOPE_METASCOPELOADFINDER_H
 
 #include "MetaScopeLoadReporter.h"
 #include "utils/analysis/InvokedCallables.h"
@@ -99,4 +99,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_METASCOPELOADFINDER_H
+#endif // METAGUARD_CHECKS_FROM_PRETRAINED_IN_META_SCOPE_METASCOPELOADFINDER_H

@@ -6,22 +6,18 @@
 // parameters (in-place methods, initialisers, optimizers, checkpoints), or
 // removing its offloading hooks and then needing them.
 //
-// The check holds the options and decides which functions to look at; the
-// analysis is OffloadedParameterFinder's, the diagnostics are
+// The check decides which functions to look at; the analysis (which holds
+// the TU's summary table) is OffloadedParameterFinder's, the diagnostics are
 // OffloadedParameterReporter's.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
-#define METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
+#ifndef METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETERMOVECHECK_H
+#define METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETERMOVECHECK_H
 
 #include "OffloadedParameterFinder.h"
 #include "OffloadedParameterReporter.h"
-#include "utils/ClangCompat.h"
-#include "utils/analysis/UserCodeMatchers.h"
-#include "utils/summaries/WholeProgram.h"
-
-#include "clang-tidy/ClangTidyCheck.h"
+#include "utils/MetaguardCheck.h"
 
 namespace clang::tidy::metaguard {
 
@@ -30,30 +26,19 @@ namespace clang::tidy::metaguard {
 ///
 /// For the user-facing documentation see
 /// docs/checks/metaguard-offloaded-parameter-move.md.
-class OffloadedParameterMoveCheck : public ClangTidyCheck {
+class OffloadedParameterMoveCheck
+    : public MetaguardCheck<check_bit::OffloadedParameterMoveCheck> {
 public:
   OffloadedParameterMoveCheck(llvm::StringRef Name, ClangTidyContext *Context);
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  compat::Optional<TraversalKind> getCheckTraversalKind() const override {
-    return TK_AsIs;
-  }
-  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
-  void onEndOfTranslationUnit() override;
 
 private:
-  const OffloadedParameterOptions Values;
-  /// Whole-program mode: SummaryFile / ExportSummaries.
-  WholeProgramFacts Facts;
+  void endTranslationUnit() override;
+
   OffloadedParameterReporter Report;
   OffloadedParameterFinder Analysis;
-  /// The matches check() receives.
-  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_OFFLOADEDPARAMETERMOVECHECK_H
+#endif // METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETERMOVECHECK_H

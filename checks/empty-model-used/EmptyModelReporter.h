@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_EMPTYMODELREPORTER_H
-#define METAGUARD_CHECKS_EMPTYMODELREPORTER_H
+#ifndef METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELREPORTER_H
+#define METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELREPORTER_H
 
 #include "EmptyModelEvents.h"
 
@@ -65,4 +65,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_EMPTYMODELREPORTER_H
+#endif // METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELREPORTER_H

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_OFFLOADEDPARAMETEREVENTS_H
-#define METAGUARD_CHECKS_OFFLOADEDPARAMETEREVENTS_H
+#ifndef METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETEREVENTS_H
+#define METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETEREVENTS_H
 
 #include "utils/analysis/CfgReachability.h"
 #include "utils/domain/ModelFacts.h"
@@ -118,4 +118,4 @@ std::vector<DispatchStep> dispatchChain(const Dispatch &D,
 
 } // namespace clang::tidy::metaguard::offload
 
-#endif // METAGUARD_CHECKS_OFFLOADEDPARAMETEREVENTS_H
+#endif // METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETEREVENTS_H

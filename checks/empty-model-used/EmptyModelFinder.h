@@ -11,9 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_EMPTYMODELFINDER_H
-#define METAGUARD_CHECKS_EMPTYMODELFINDER_H
+#ifndef METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELFINDER_H
+#define METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELFINDER_H
 
+#include "CheckOptions.h"
 #include "EmptyModelEvents.h"
 #include "EmptyModelReporter.h"
 #include "utils/domain/AmbientDevice.h"
@@ -28,16 +29,8 @@
 
 namespace clang::tidy::metaguard {
 
-/// The check's option values, as given.
-struct EmptyModelOptions {
-  std::string LoaderFunctions;
-  std::string MetaScopeTypes;
-  std::string DeviceScopeTypes;
-  std::string MetaScopeFunctions;
-  std::string DefaultDeviceSetters;
-  std::string WeightGivers;
-  std::string NeedsWeights;
-};
+/// The check's option values, as given (declared in Options.def).
+using EmptyModelOptions = OptionValues<check_bit::EmptyModelUsedCheck>;
 
 class EmptyModelFinder {
 public:
@@ -92,4 +85,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_EMPTYMODELFINDER_H
+#endif // METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELFINDER_H

@@ -5,23 +5,19 @@
 // lambda run by with_meta_device, or a default device set to meta), directly
 // or through functions it calls.
 //
+// The check decides which functions to look at; the analysis is
+// MetaScopeLoadFinder's, the diagnostics are MetaScopeLoadReporter's.
+//
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
-#define METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
+#ifndef METAGUARD_CHECKS_FROM_PRETRAINED_IN_META_SCOPE_FROMPRETRAINEDINMETASCOPECHECK_H
+#define METAGUARD_CHECKS_FROM_PRETRAINED_IN_META_SCOPE_FROMPRETRAINEDINMETASCOPECHECK_H
 
 #include "MetaScopeLoadFinder.h"
 #include "MetaScopeLoadReporter.h"
-#include "utils/ClangCompat.h"
-#include "utils/analysis/UserCodeMatchers.h"
+#include "utils/MetaguardCheck.h"
 #include "utils/domain/AmbientDevice.h"
 #include "utils/domain/ReturnedOptions.h"
-#include "utils/summaries/WholeProgram.h"
-
-#include "clang-tidy/ClangTidyCheck.h"
-
-#include <memory>
-#include <string>
 
 namespace clang::tidy::metaguard {
 
@@ -30,47 +26,25 @@ namespace clang::tidy::metaguard {
 ///
 /// For the user-facing documentation see
 /// docs/checks/metaguard-from-pretrained-in-meta-scope.md.
-class FromPretrainedInMetaScopeCheck : public ClangTidyCheck {
+class FromPretrainedInMetaScopeCheck
+    : public MetaguardCheck<check_bit::FromPretrainedInMetaScopeCheck> {
 public:
   FromPretrainedInMetaScopeCheck(llvm::StringRef Name,
                                  ClangTidyContext *Context);
   ~FromPretrainedInMetaScopeCheck() override;
-  bool isLanguageVersionSupported(const LangOptions &LangOpts) const override {
-    return LangOpts.CPlusPlus;
-  }
-  compat::Optional<TraversalKind> getCheckTraversalKind() const override {
-    return TK_AsIs;
-  }
-  void storeOptions(ClangTidyOptions::OptionMap &Opts) override;
-  void registerMatchers(ast_matchers::MatchFinder *Finder) override;
   void check(const ast_matchers::MatchFinder::MatchResult &Result) override;
-  void onEndOfTranslationUnit() override;
 
 private:
+  void endTranslationUnit() override;
   /// The TU's summary table, with the facets of this check registered.
   SummaryTable &summaries(ASTContext &Context);
-
-  // Options.
-  const std::string LoaderFunctionsOption;
-  const std::string MetaScopeTypesOption;
-  const std::string DeviceScopeTypesOption;
-  const std::string MetaScopeFunctionsOption;
-  const std::string DefaultDeviceSettersOption;
-  const unsigned CallDepth;
 
   AmbientDevice Ambient;
   MetaScopeLoadReporter Reporter;
   MetaScopeLoadFinder Finder;
   ReturnedOptionsFacet OptionsFacetImpl;
-
-  // Per translation unit.
-  std::shared_ptr<SummaryTable> Summaries;
-  /// Whole-program mode: SummaryFile / ExportSummaries.
-  WholeProgramFacts Facts;
-  /// The matches check() receives.
-  UserCodeMatchers::Subscription UserCode;
 };
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_FROMPRETRAINEDINMETASCOPECHECK_H
+#endif // METAGUARD_CHECKS_FROM_PRETRAINED_IN_META_SCOPE_FROMPRETRAINEDINMETASCOPECHECK_H

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_EMPTYMODELEVENTS_H
-#define METAGUARD_CHECKS_EMPTYMODELEVENTS_H
+#ifndef METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELEVENTS_H
+#define METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELEVENTS_H
 
 #include "utils/analysis/CfgReachability.h"
 #include "utils/domain/AmbientDevice.h"
@@ -153,4 +153,4 @@ Events collectEvents(const FunctionDecl *F, AmbientDevice::InFunction &Here,
 
 } // namespace clang::tidy::metaguard::emptymodel
 
-#endif // METAGUARD_CHECKS_EMPTYMODELEVENTS_H
+#endif // METAGUARD_CHECKS_EMPTY_MODEL_USED_EMPTYMODELEVENTS_H

@@ -7,16 +7,17 @@
 // methods, and the model facet of the function summaries. What it finds, it
 // hands to the reporter.
 //
-// Which calls write tensors (utils/TensorWrites), optimizers over a model's
-// parameters (utils/OptimizerParameters), member models across methods
-// (utils/MemberModels), guards (utils/OffloadGuards) and reachability
-// (utils/CfgReachability) are analyses of their own.
+// Which calls write tensors (utils/domain/TensorWrites), optimizers over a
+// model's parameters (utils/domain/OptimizerParameters), member models across
+// methods (utils/domain/MemberModels), guards (utils/domain/OffloadGuards) and
+// reachability (utils/analysis/CfgReachability) are analyses of their own.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_OFFLOADEDPARAMETERFINDER_H
-#define METAGUARD_CHECKS_OFFLOADEDPARAMETERFINDER_H
+#ifndef METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETERFINDER_H
+#define METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETERFINDER_H
 
+#include "CheckOptions.h"
 #include "OffloadedParameterEvents.h"
 #include "utils/analysis/CfgReachability.h"
 #include "utils/analysis/NameList.h"
@@ -42,15 +43,9 @@ namespace clang::tidy::metaguard {
 
 class OffloadedParameterReporter;
 
-/// The check's option values, as given.
-struct OffloadedParameterOptions {
-  std::string DispatchFunctions;
-  std::string LoaderFunctions;
-  std::string HookRemovers;
-  std::string NeedsHooks;
-  std::string ParameterMutators;
-  std::string IgnoredInPlaceMethods;
-};
+/// The check's option values, as given (declared in Options.def).
+using OffloadedParameterOptions =
+    OptionValues<check_bit::OffloadedParameterMoveCheck>;
 
 /// Finds the moves, parameter writes and uses of removed hooks of
 /// dispatched models, function by function, for one translation unit at a
@@ -228,4 +223,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_OFFLOADEDPARAMETERFINDER_H
+#endif // METAGUARD_CHECKS_OFFLOADED_PARAMETER_MOVE_OFFLOADEDPARAMETERFINDER_H
