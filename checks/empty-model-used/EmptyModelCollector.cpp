@@ -313,23 +313,28 @@ private:
   }
 
   /// A write that overwrites a parameter's values (Tensor, the object of a
-  /// fill method or the argument of a torch::nn::init function): it
-  /// initialises the module the parameter is reached from (a loop over its
-  /// parameters() initialises all of them).
+  /// fill method or the argument of a torch::nn::init function). In a loop
+  /// over the parameters() of a module, it initialises that module (all of
+  /// them, at the loop). A write to a named tensor (`m->fc->weight`) is
+  /// initialisation by hand, tensor by tensor: the check does not count the
+  /// tensors, so it takes the whole model as initialised rather than guess.
   void initialisedBy(const Stmt *S, const Expr *Tensor) {
     std::optional<ModuleRef> Owner = Kinds.Writes.parameterOwner(Tensor);
     if (!Owner)
       return;
-    Ev.Kills.push_back(Kill{wholeLoop(S, *Owner), *Owner,
-                            KillKind::Initialises});
+    if (const Stmt *Loop = loopOver(S, *Owner))
+      return Ev.Kills.push_back(Kill{Loop, *Owner, KillKind::Initialises});
+    ModuleRef Whole;
+    Whole.Root = Owner->Root;
+    Ev.Kills.push_back(Kill{S, Whole, KillKind::Initialises});
   }
 
-  /// Where a write at S inside a range-for loop over the parameters of
-  /// Owner takes effect: at the loop's range, which every path evaluates (a
-  /// model has parameters, so the loop runs); S itself otherwise.
-  const Stmt *wholeLoop(const Stmt *S, const ModuleRef &Owner) {
+  /// The range of the outermost range-for loop over the parameters of Owner
+  /// that S is in, which every path evaluates (a model has parameters, so
+  /// the loop runs); nullptr when there is none.
+  const Stmt *loopOver(const Stmt *S, const ModuleRef &Owner) {
     const StmtParents &Parents = Ambient.functions().parents();
-    const Stmt *Outermost = S;
+    const Stmt *Outermost = nullptr;
     for (const Stmt *P = Parents.parent(S); P; P = Parents.parent(P)) {
       const auto *Loop = dyn_cast<CXXForRangeStmt>(P);
       if (!Loop || !Loop->getLoopVariable() ||

@@ -330,3 +330,45 @@ void memberInitialised(const Config &c, torch::Tensor x) {
   runner.initialise();
   runner.generate(x);
 }
+
+// ---- Initialisation by hand, and torch::save --------------------------------
+
+struct HeadImpl : torch::nn::Module {
+  explicit HeadImpl(const Config &);
+  torch::Tensor forward(torch::Tensor x);
+  torch::nn::Linear fc{nullptr};
+  torch::Tensor scale;
+};
+TORCH_MODULE(Head);
+
+void tensorByTensor(const Config &c, torch::Tensor x) {
+  auto m = metaguard::with_meta_device([&] { return Head(c); });
+  metaguard::to_empty(*m, torch::kCPU);
+  torch::nn::init::xavier_uniform_(m->fc->weight);
+  m->fc->bias.zero_();
+  m->scale.fill_(1.0);
+  m->forward(x);
+}
+
+void torchSaveAfterToEmpty(const Config &c) {
+  auto m = metaguard::with_meta_device([&] { return Head(c); });
+  metaguard::to_empty(*m, torch::kCPU);
+  torch::save(m, "head.pt");
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: calling 'torch::save' on model 'm' before its values are initialised
+  // CHECK-NOTES: :[[@LINE-3]]:3: note: 'm' is given memory here
+  // CHECK-NOTES: :[[@LINE-5]]:12: note: 'm' is built here
+  // CHECK-NOTES: :[[@LINE-6]]:12: note: 'metaguard::with_meta_device' runs this lambda
+}
+
+// Only the head's parameters: the rest of the model has no values.
+void loopOverSubmodule(const Config &c, torch::Tensor x) {
+  auto m = metaguard::with_meta_device([&] { return Net(c); });
+  metaguard::to_empty(*m, torch::kCPU);
+  for (auto &p : m->head->parameters())
+    p.normal_();
+  m->forward(x);
+  // CHECK-NOTES: :[[@LINE-1]]:3: warning: running the forward pass of model 'm' before its values are initialised
+  // CHECK-NOTES: :[[@LINE-5]]:3: note: 'm' is given memory here
+  // CHECK-NOTES: :[[@LINE-7]]:12: note: 'm' is built here
+  // CHECK-NOTES: :[[@LINE-8]]:12: note: 'metaguard::with_meta_device' runs this lambda
+}

@@ -239,6 +239,9 @@ public:
 
 // torch::load(model, path): reads a checkpoint into the model's tensors.
 template <class Value, class... Args> void load(Value &value, Args &&...args);
+// torch::save(model, path): writes the model's tensors to a checkpoint.
+template <class Value, class... Args>
+void save(const Value &value, Args &&...args);
 } // namespace torch
 
 #define TORCH_MODULE(Name)                                                     \
