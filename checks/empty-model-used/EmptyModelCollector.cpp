@@ -20,6 +20,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace clang::tidy::metaguard::emptymodel {
@@ -29,6 +30,25 @@ namespace {
 /// How deep `.ptr()`, `.get()` and `register_module(name, m)` are looked
 /// through to the value that builds a model.
 constexpr unsigned MaxValueSteps = 8;
+
+/// Tensor methods that overwrite every value of their object whatever it
+/// held: over a model's parameters, they initialise it. (Other in-place
+/// methods, `mul_` or `add_`, compute with the values that are there.)
+constexpr llvm::StringLiteral FillMethods[] = {
+    "fill_",     "zero_",  "normal_",     "uniform_",     "copy_",
+    "set_data",  "random_", "bernoulli_", "exponential_", "geometric_",
+    "cauchy_",   "log_normal_"};
+
+/// The state a helper's use concerns, from its yes/no facts.
+std::optional<UseOf> useOf(const ModelSlotFacts &Slot) {
+  if (Slot.Uses && Slot.UsesUninitialised)
+    return UseOf::Any;
+  if (Slot.Uses)
+    return UseOf::Empty;
+  if (Slot.UsesUninitialised)
+    return UseOf::Uninitialised;
+  return std::nullopt;
+}
 
 /// Collects the events of one function, statement by statement.
 class Collector {
@@ -165,6 +185,16 @@ private:
     }
     if (Kind == BuiltModel::CallersDevice)
       return buildingAt(Call, Name);
+    if (Kind == BuiltModel::Uninitialised) {
+      Building B;
+      B.Kind = Kind;
+      B.At = Call;
+      B.Through = Name;
+      B.Inner = Origin;
+      // Built empty in there, or given memory there as the caller gave it.
+      B.IfEmptyBefore = !Origin.ScopeAt.valid();
+      return B;
+    }
     return std::nullopt;
   }
 
@@ -178,7 +208,10 @@ private:
         continue;
       Building B;
       B.At = Call;
-      if (Facts->Returns == BuiltModel::Empty) {
+      B.Kind = Facts->Returns == BuiltModel::Uninitialised
+                   ? BuiltModel::Uninitialised
+                   : BuiltModel::Empty;
+      if (Facts->Returns != BuiltModel::CallersDevice) {
         B.Through = displayName(Fn);
         B.Inner = Facts->ReturnsOrigin;
       } else {
@@ -198,7 +231,7 @@ private:
       Ev.Gens.push_back(Gen{S, Target, std::move(*B)});
       return;
     }
-    Ev.Kills.push_back(Kill{S, Target, /*NewValue=*/true});
+    Ev.Kills.push_back(Kill{S, Target, KillKind::NewValue});
     if (const CXXConstructExpr *Construct = objectConstruction(Value))
       applyMembers(S, Construct->getConstructor(), Target, /*Uses=*/false);
   }
@@ -257,9 +290,80 @@ private:
       Ev.Uses.push_back(Use{S, *Ref, Kind, Function.str(), {}, nullptr});
   }
 
-  void giveWeights(const Stmt *S, const Expr *Model) {
+  void giveWeights(const Stmt *S, const Expr *Model,
+                   KillKind Kind = KillKind::Weights) {
     if (std::optional<ModuleRef> Ref = moduleRefOf(Model))
-      Ev.Kills.push_back(Kill{S, *Ref, false});
+      Ev.Kills.push_back(Kill{S, *Ref, Kind});
+  }
+
+  /// A MemoryGivers call: the model has memory but no values after it, if
+  /// it was empty before.
+  void giveMemory(const CallExpr *Call, const FunctionDecl *Callee) {
+    for (const Expr *Arg : Call->arguments()) {
+      std::optional<ModuleRef> Ref =
+          isModelExpr(Arg) ? moduleRefOf(Arg) : std::nullopt;
+      if (!Ref)
+        continue;
+      Building B;
+      B.Kind = BuiltModel::Uninitialised;
+      B.At = Call;
+      B.Through = qualifiedNameOf(Callee);
+      B.IfEmptyBefore = true;
+      Ev.Gens.push_back(Gen{Call, *Ref, std::move(B)});
+    }
+  }
+
+  /// A write that overwrites a parameter's values (Tensor, the object of a
+  /// fill method or the argument of a torch::nn::init function): it
+  /// initialises the module the parameter is reached from (a loop over its
+  /// parameters() initialises all of them).
+  void initialisedBy(const Stmt *S, const Expr *Tensor) {
+    std::optional<ModuleRef> Owner = Kinds.Writes.parameterOwner(Tensor);
+    if (!Owner)
+      return;
+    Ev.Kills.push_back(Kill{wholeLoop(S, *Owner), *Owner,
+                            KillKind::Initialises});
+  }
+
+  /// Where a write at S inside a range-for loop over the parameters of
+  /// Owner takes effect: at the loop's range, which every path evaluates (a
+  /// model has parameters, so the loop runs); S itself otherwise.
+  const Stmt *wholeLoop(const Stmt *S, const ModuleRef &Owner) {
+    const StmtParents &Parents = Ambient.functions().parents();
+    const Stmt *Outermost = S;
+    for (const Stmt *P = Parents.parent(S); P; P = Parents.parent(P)) {
+      const auto *Loop = dyn_cast<CXXForRangeStmt>(P);
+      if (!Loop || !Loop->getLoopVariable() ||
+          !Loop->getLoopVariable()->getInit())
+        continue;
+      std::optional<ModuleRef> Over =
+          Kinds.Writes.parameterOwner(Loop->getLoopVariable()->getInit());
+      if (Over && sameRoot(*Over, Owner) && Over->Path == Owner.Path)
+        Outermost = Loop->getRangeInit();
+    }
+    return Outermost;
+  }
+
+  /// A method that initialises the module it is called on: Initializers,
+  /// or `apply` with a function.
+  bool initialiserMethod(const CXXMemberCallExpr *Call,
+                         const CXXMethodDecl *Method) {
+    const bool Applies = isNamed(Method, "apply") && Call->getNumArgs() > 0 &&
+                         isModuleClass(Method->getParent());
+    if (!Applies && !Kinds.Initializers.matches(Method))
+      return false;
+    std::optional<ModuleRef> Ref =
+        moduleRefOf(Call->getImplicitObjectArgument());
+    if (!Ref)
+      return false;
+    Ev.Kills.push_back(Kill{Call, *Ref, KillKind::Initialises});
+    return true;
+  }
+
+  static bool isFillMethod(const CXXMethodDecl *Method) {
+    return llvm::any_of(FillMethods, [Method](llvm::StringRef Name) {
+      return isNamed(Method, Name);
+    });
   }
 
   /// A read of a parameter's data, or of a value computed from it.
@@ -290,6 +394,10 @@ private:
       return use(Call, Model, UseKind::Move, "to");
     if (const Expr *Model = TensorWrites::loadedModel(Call))
       return giveWeights(Call, Model);
+    if (initialiserMethod(Call, Method))
+      return;
+    if (isFillMethod(Method) && isTensorClass(Method->getParent()))
+      initialisedBy(Call, Object);
     if (std::optional<OptimizerStep> Step = optimizerStep(Call, Kinds.Writes)) {
       for (const ModuleRef &Owner : Step->Owners)
         Ev.Uses.push_back(Use{
@@ -301,7 +409,7 @@ private:
     if (isNamed(Method, "reset") && Call->getNumArgs() == 0) {
       if (std::optional<ModuleRef> Ref = moduleRefOf(Object);
           Ref && Ref->isRoot())
-        Ev.Kills.push_back(Kill{Call, *Ref, /*NewValue=*/true});
+        Ev.Kills.push_back(Kill{Call, *Ref, KillKind::NewValue});
       return;
     }
     if (isLibraryFunction(Method))
@@ -315,7 +423,7 @@ private:
     if (!applyMembers(Call, Method, ObjectRef, /*Uses=*/true) &&
         !Method->isConst() && ObjectRef)
       // Not known (defined elsewhere): it may load its members.
-      Ev.Kills.push_back(Kill{Call, *ObjectRef, false});
+      Ev.Kills.push_back(Kill{Call, *ObjectRef, KillKind::Weights});
     callArguments(Call, Method, 0);
   }
 
@@ -346,6 +454,16 @@ private:
           giveWeights(Call, Arg);
       return;
     }
+    if (Kinds.MemoryGivers.matches(Callee))
+      return giveMemory(Call, Callee);
+    if (Kinds.Initializers.matches(Callee)) {
+      for (const Expr *Arg : Call->arguments())
+        if (isModelExpr(Arg))
+          giveWeights(Call, Arg, KillKind::Initialises);
+      return;
+    }
+    if (const Expr *Tensor = Kinds.Writes.writtenArgument(Call))
+      return initialisedBy(Call, Tensor);
     if (const Expr *Model = TensorWrites::loadedModel(Call))
       return giveWeights(Call, Model);
     if (Kinds.NeedsWeights.matches(Callee)) {
@@ -400,18 +518,38 @@ private:
     }
     for (unsigned I = FirstArg; I < Args.size(); ++I) {
       bool EveryTargetGives = true;
+      bool EveryTargetInitialises = true;
+      std::optional<ModuleRef> Ref = moduleRefOf(Args[I]);
       for (const TargetFacts &T : Targets) {
         auto It = T.Facts->Args.find(I - FirstArg);
         const ModelSlotFacts *Slot =
             It == T.Facts->Args.end() ? nullptr : &It->second;
         EveryTargetGives &= Slot && Slot->GivesWeights;
-        if (Slot && Slot->Uses)
-          if (std::optional<ModuleRef> Ref = moduleRefOf(Args[I]))
-            Ev.Uses.push_back(
-                Use{Call, *Ref, UseKind::Call, T.Name, Slot->Use, nullptr});
+        EveryTargetInitialises &=
+            Slot && (Slot->GivesWeights || Slot->Initialises);
+        if (Slot && Ref)
+          slotEvents(Call, *Ref, *Slot, T.Name);
+        if (Slot && Ref && Slot->Left == BuiltModel::Uninitialised)
+          if (std::optional<Building> B =
+                  fromFacts(Call, Slot->Left, Slot->Origin, T.Name))
+            Ev.Gens.push_back(Gen{Call, *Ref, std::move(*B)});
       }
       if (EveryTargetGives)
         giveWeights(Call, Args[I]);
+      else if (EveryTargetInitialises)
+        giveWeights(Call, Args[I], KillKind::Initialises);
+    }
+  }
+
+  /// What a callee's facts about one model it is given (an argument, or a
+  /// member of its object) make happen at Call: uses, and memory without
+  /// values. Weights are the caller's to decide (every target must agree).
+  void slotEvents(const Expr *Call, const ModuleRef &Ref,
+                  const ModelSlotFacts &Slot, const std::string &Name) {
+    if (std::optional<UseOf> Of = useOf(Slot)) {
+      Use U{Call, Ref, UseKind::Call, Name, Slot.Use, nullptr};
+      U.Of = *Of;
+      Ev.Uses.push_back(std::move(U));
     }
   }
 
@@ -435,10 +573,11 @@ private:
         Ev.Gens.push_back(Gen{Call, Ref, std::move(*B)});
       }
       if (Slot.GivesWeights)
-        Ev.Kills.push_back(Kill{Call, Ref, false});
-      if (Uses && Slot.Uses)
-        Ev.Uses.push_back(
-            Use{Call, Ref, UseKind::Call, Name, Slot.Use, nullptr});
+        Ev.Kills.push_back(Kill{Call, Ref, KillKind::Weights});
+      else if (Slot.Initialises)
+        Ev.Kills.push_back(Kill{Call, Ref, KillKind::Initialises});
+      if (Uses)
+        slotEvents(Call, Ref, Slot, Name);
     }
     return true;
   }

@@ -32,8 +32,10 @@ namespace clang::tidy::metaguard::emptymodel {
 
 /// How a model came to be built, as one statement shows it.
 struct Building {
-  /// Empty, or CallersDevice (built with the device the function's caller
-  /// makes ambient: a fact for the function's summary only).
+  /// Empty, CallersDevice (built with the device the function's caller
+  /// makes ambient: a fact for the function's summary only), or
+  /// Uninitialised (given memory but no values: a MemoryGivers call, or a
+  /// call whose facts say it leaves the model so).
   BuiltModel Kind = BuiltModel::Empty;
   /// The construction, or the call that gives the model.
   const Stmt *At = nullptr;
@@ -47,6 +49,9 @@ struct Building {
   /// Through a call whose facts say it builds the model empty itself:
   /// where, and what made it empty there.
   std::optional<BuiltOrigin> Inner;
+  /// Uninitialised only if the model was empty before At (to_empty leaves
+  /// a model with weights as it is).
+  bool IfEmptyBefore = false;
 };
 
 /// A model (or part of one) built at S.
@@ -56,12 +61,29 @@ struct Gen {
   Building How;
 };
 
-/// Something that gives the model of Ref weights at S, or a new value.
+/// What a kill gives the model.
+enum class KillKind {
+  Weights,
+  /// A new object in the variable rather than weights for the one in it.
+  NewValue,
+  /// Values for the memory to_empty gave: nothing for a model that is
+  /// still empty (initialising a meta tensor writes nothing).
+  Initialises,
+};
+
+/// Something that gives the model of Ref weights at S, a new value, or
+/// initial values.
 struct Kill {
   const Stmt *S = nullptr;
   ModuleRef Ref;
-  /// A new object in the variable rather than weights for the one in it.
-  bool NewValue = false;
+  KillKind Kind = KillKind::Weights;
+};
+
+/// The states of a model a use concerns.
+enum class UseOf {
+  Any,           ///< Empty or uninitialised: it needs values.
+  Empty,         ///< Only an empty one (a helper initialises it first).
+  Uninitialised, ///< Only an uninitialised one.
 };
 
 /// What a use does; indexes the warning's %select.
@@ -88,6 +110,7 @@ struct Use {
   std::optional<ModelUse> Via;
   /// OptimizerStep: the optimizer variable, for the note at it.
   const VarDecl *Optimizer = nullptr;
+  UseOf Of = UseOf::Any;
 };
 
 /// A returned value and how it was built, when it is built here.
@@ -108,9 +131,17 @@ struct Events {
 
   bool buildsEmpty() const;
   /// The gen of an empty model that reaches U on a path with no weights for
-  /// the part of the model U needs (and no new value) in between; nullptr
-  /// when none does.
-  const Gen *emptyAt(const Use &U, const CfgReachability &Cfg) const;
+  /// the part of the model U needs (and no new value) in between, or else
+  /// the gen of an uninitialised one that reaches it with no values in
+  /// between; nullptr when none does. An uninitialised model counts when a
+  /// call's facts say so, or when an empty model reaches its to_empty
+  /// (EntryMayBeEmpty: or the function's entry does, for a parameter or a
+  /// member).
+  const Gen *emptyAt(const Use &U, const CfgReachability &Cfg,
+                     bool EntryMayBeEmpty = false) const;
+  /// The gen of an empty model that reaches G (an uninitialised one given
+  /// memory by a call here) with no weights in between.
+  const Gen *emptyBefore(const Gen &G, const CfgReachability &Cfg) const;
   /// How the model of Ref (or a part of it) may be left when the function
   /// returns: the gen that reaches a return with no weights after it (an
   /// empty one first); nullptr when none does.
@@ -120,22 +151,31 @@ struct Events {
   /// of Ref.
   const Gen *reachingGen(const Stmt *S, const ModuleRef &Ref,
                          const CfgReachability &Cfg) const;
-  /// Whether every path that returns gives the model of Ref weights
-  /// (NewValues: a new object in the variable counts, for a parameter
-  /// passed by reference).
+  /// Whether every path that returns gives the model of Ref weights, given
+  /// an empty one (NewValues: a new object in the variable counts, for a
+  /// parameter passed by reference); to_empty and initialisation count.
   bool givesWeights(const ModuleRef &Ref, bool NewValues,
                     const CfgReachability &Cfg) const;
+  /// Whether every path that returns gives the model of Ref values, given
+  /// an uninitialised one.
+  bool initialises(const ModuleRef &Ref, const CfgReachability &Cfg) const;
   /// The first use (in source order) of a model Concerns accepts that runs,
-  /// on some path, before anything gives that model weights.
+  /// on some path, before anything gives that model weights, when the
+  /// function is given it empty (Of: Empty) or uninitialised.
   const Use *
   useBeforeWeights(llvm::function_ref<bool(const ModuleRef &)> Concerns,
-                   const CfgReachability &Cfg) const;
+                   UseOf Of, const CfgReachability &Cfg) const;
 
 private:
-  /// The kills that give Part weights or replace it, and the other gens
-  /// that replace the model of G.
+  /// The kills that give Part weights (values too, for an uninitialised
+  /// G) or replace it, and the other gens that replace the model of G.
   llvm::SmallVector<const Stmt *, 8> killsOf(const ModuleRef &Part,
-                                             const Gen *G) const;
+                                             const Gen *G,
+                                             bool Values = false) const;
+  /// Whether the uninitialised gen G was empty before: by a call's facts,
+  /// or an empty gen (or, EntryMayBeEmpty, the entry) reaching it.
+  bool wasEmpty(const Gen &G, const CfgReachability &Cfg,
+                bool EntryMayBeEmpty) const;
 };
 
 /// What decides the events, from the check's options.
@@ -143,6 +183,8 @@ struct EventKinds {
   AmbientDevice &Ambient;
   const NameList &WeightGivers;
   const NameList &NeedsWeights;
+  const NameList &MemoryGivers;
+  const NameList &Initializers;
   const TensorWrites &Writes;
 };
 

@@ -54,6 +54,19 @@ BuiltOrigin originOf(const Building &B, const FunctionDecl *F,
   return O;
 }
 
+/// The origin a fact keeps of a gen in F: for a model given memory here,
+/// where, and how it was built empty before that (when it was, here).
+BuiltOrigin originOf(const Gen &G, const Events &Ev, const CfgReachability &Cfg,
+                     const FunctionDecl *F, const SummaryTable &Table) {
+  if (G.How.Kind != BuiltModel::Uninitialised || G.How.Inner)
+    return originOf(G.How, F, Table);
+  const Gen *Before = Ev.emptyBefore(G, Cfg);
+  BuiltOrigin O = Before ? originOf(Before->How, F, Table) : BuiltOrigin{};
+  O.MemoryAt = Table.refOf(G.How.At->getBeginLoc());
+  O.MemoryIn = displayName(F);
+  return O;
+}
+
 /// Whether Var is declared by a statement of F's outermost block.
 bool declaredInOutermostBlock(const VarDecl *Var, const FunctionDecl *F) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(F->getBody());
@@ -131,7 +144,7 @@ public:
       Ref.Root = Field;
       if (const Gen *G = Ev.leftAtReturn(Ref, *Cfg)) {
         Slot.Left = G->How.Kind;
-        Slot.Origin = originOf(G->How, F, Table);
+        Slot.Origin = originOf(*G, Ev, *Cfg, F, Table);
       }
       if (!Slot.any())
         continue;
@@ -149,14 +162,23 @@ private:
       if (!Cfg.contains(R.S))
         continue;
       const Building *B = R.Built ? &*R.Built : nullptr;
+      const Gen *G = nullptr;
       if (!B && R.Ref)
-        if (const Gen *G = Ev.reachingGen(R.S, *R.Ref, Cfg))
+        if ((G = Ev.reachingGen(R.S, *R.Ref, Cfg)))
           B = &G->How;
-      if (!B || (Out.Returns == BuiltModel::CallersDevice &&
-                 B->Kind != BuiltModel::Empty))
+      // An uninitialised model given as an argument is the caller's.
+      if (!B ||
+          (B->Kind == BuiltModel::Uninitialised && B->IfEmptyBefore &&
+           (!G || !Ev.emptyBefore(*G, Cfg))) ||
+          (Out.Returns == BuiltModel::Uninitialised &&
+           B->Kind == BuiltModel::CallersDevice) ||
+          (Out.Returns == BuiltModel::CallersDevice &&
+           B->Kind != BuiltModel::Empty &&
+           B->Kind != BuiltModel::Uninitialised))
         continue;
       Out.Returns = B->Kind;
-      Out.ReturnsOrigin = originOf(*B, F, Table);
+      Out.ReturnsOrigin = G ? originOf(*G, Ev, Cfg, F, Table)
+                            : originOf(*B, F, Table);
       if (B->Kind == BuiltModel::Empty)
         return;
     }
@@ -170,17 +192,28 @@ private:
     ModuleRef Ref;
     Ref.Root = Root;
     Slot.GivesWeights = Ev.givesWeights(Ref, NewValues, Cfg);
-    if (const Use *U = Ev.useBeforeWeights(
-            [Root](const ModuleRef &R) {
-              return R.Root->getCanonicalDecl() == Root->getCanonicalDecl();
-            },
-            Cfg)) {
-      Slot.Uses = true;
-      // Through a helper, notes point at the innermost place.
+    Slot.Initialises = !Slot.GivesWeights && Ev.initialises(Ref, Cfg);
+    auto Concerns = [Root](const ModuleRef &R) {
+      return R.Root->getCanonicalDecl() == Root->getCanonicalDecl();
+    };
+    const Use *U = Ev.useBeforeWeights(Concerns, UseOf::Empty, Cfg);
+    Slot.Uses = U != nullptr;
+    if (const Use *Uninit =
+            Ev.useBeforeWeights(Concerns, UseOf::Uninitialised, Cfg)) {
+      Slot.UsesUninitialised = true;
+      U = U ? U : Uninit;
+    }
+    // Through a helper, notes point at the innermost place.
+    if (U)
       Slot.Use = U->Via ? *U->Via
                         : ModelUse{Table.refOf(U->S->getBeginLoc()),
                                    U->Function, displayName(F)};
-    }
+    if (isa<ParmVarDecl>(Root))
+      if (const Gen *G = Ev.leftAtReturn(Ref, Cfg);
+          G && G->How.Kind == BuiltModel::Uninitialised) {
+        Slot.Left = G->How.Kind;
+        Slot.Origin = originOf(*G, Ev, Cfg, F, Table);
+      }
     return Slot;
   }
 
@@ -197,6 +230,7 @@ EmptyModelFinder::EmptyModelFinder(AmbientDevice &Ambient,
                                    SummariesFn Summaries)
     : Ambient(Ambient), Reporter(Reporter), Summaries(std::move(Summaries)),
       WeightGivers(Options.WeightGivers), NeedsWeights(Options.NeedsWeights),
+      MemoryGivers(Options.MemoryGivers), Initializers(Options.Initializers),
       Writes(option_default::ParameterMutators,
              option_default::IgnoredInPlaceMethods),
       FacetImpl(std::make_unique<Facet>(*this)) {}
@@ -233,10 +267,12 @@ bool EmptyModelFinder::givesEmptyModel(const Expr *Call, ASTContext &Context) {
     if (!S)
       continue;
     const EmptyModelFacts &Facts = S->get<EmptyModelFacts>();
-    if (Facts.Returns == BuiltModel::Empty)
+    if (Facts.Returns == BuiltModel::Empty ||
+        Facts.Returns == BuiltModel::Uninitialised)
       return true;
     for (const auto &Member : Facts.Members)
-      if (Member.second.Left == BuiltModel::Empty)
+      if (Member.second.Left == BuiltModel::Empty ||
+          Member.second.Left == BuiltModel::Uninitialised)
         return true;
   }
   return false;
@@ -258,9 +294,15 @@ void EmptyModelFinder::analyzeFunction(const FunctionDecl *F,
   const CfgReachability *Cfg = Ambient.cfgs().get(F, F->getBody(), Context);
   if (!Cfg)
     return;
-  for (const Use &U : Ev.Uses)
-    if (const Gen *G = Ev.emptyAt(U, *Cfg))
+  for (const Use &U : Ev.Uses) {
+    const Gen *G = Ev.emptyAt(U, *Cfg);
+    if (!G)
+      continue;
+    if (G->How.Kind == BuiltModel::Uninitialised)
+      Reporter.uninitialisedModelUsed(U, *G, Ev.emptyBefore(*G, *Cfg), Table);
+    else
       Reporter.emptyModelUsed(U, *G, loadFirst(U, *G, F, Here), Table);
+  }
 }
 
 std::optional<EmptyModelReporter::LoadFirst>

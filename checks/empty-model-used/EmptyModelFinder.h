@@ -63,7 +63,8 @@ private:
   class Facet;
 
   emptymodel::EventKinds kinds() {
-    return {Ambient, WeightGivers, NeedsWeights, Writes};
+    return {Ambient, WeightGivers, NeedsWeights,
+            MemoryGivers, Initializers, Writes};
   }
   /// The rewrite that loads the model of U before U, when it is certain
   /// (see EmptyModelReporter::LoadFirst).
@@ -76,6 +77,8 @@ private:
   SummariesFn Summaries;
   NameList WeightGivers;
   NameList NeedsWeights;
+  NameList MemoryGivers;
+  NameList Initializers;
   TensorWrites Writes;
   std::unique_ptr<Facet> FacetImpl;
 

@@ -23,6 +23,14 @@ constexpr llvm::StringLiteral NoWeights =
     "torch::load, load_checkpoint_and_dispatch, dispatch_model, or to_empty "
     "and initialisation)";
 
+/// The same for a model given memory but no values.
+constexpr llvm::StringLiteral NoValues =
+    " before its values are initialised: to_empty gave it memory, not "
+    "weights, and nothing initialises or loads it on a path to here; "
+    "initialise it (reset_parameters, apply with an init function, "
+    "torch::nn::init over its parameters()) or load its weights (load_weights, "
+    "load_state_dict, torch::load) first";
+
 AmbientDevice::Source sourceOf(EmptyScope Scope) {
   switch (Scope) {
   case EmptyScope::Guard:
@@ -33,11 +41,6 @@ AmbientDevice::Source sourceOf(EmptyScope Scope) {
     return AmbientDevice::Source::DefaultDevice;
   }
   return AmbientDevice::Source::ScopeGuard;
-}
-
-/// "empty model 'm'", "empty model 'm.encoder'".
-std::string describe(const ModuleRef &Ref) {
-  return "empty model '" + Ref.displayName() + "'";
 }
 
 SourceLocation fileLoc(const Stmt *S, const SummaryTable &Table) {
@@ -56,23 +59,67 @@ void EmptyModelReporter::emptyModelUsed(const Use &U, const Gen &G,
   const SourceLocation Loc = fileLoc(U.S, Table);
   if (!firstAt(Loc))
     return;
+  warnAtUse(U, "empty model", NoWeights, Loc);
+  noteUse(U, Table);
+  noteBuilt(G, Table);
+  if (Fix && Fixed.insert(G.S).second)
+    noteLoadFirst(*Fix, Loc, Table.context());
+}
+
+void EmptyModelReporter::uninitialisedModelUsed(const Use &U, const Gen &G,
+                                                const Gen *Before,
+                                                const SummaryTable &Table) {
+  const SourceLocation Loc = fileLoc(U.S, Table);
+  if (!firstAt(Loc))
+    return;
+  warnAtUse(U, "model", NoValues, Loc);
+  noteUse(U, Table);
+  noteMemory(G, Table);
+  if (Before)
+    noteBuilt(*Before, Table);
+}
+
+void EmptyModelReporter::warnAtUse(const Use &U, llvm::StringRef Noun,
+                                   llvm::StringRef Why, SourceLocation Loc) {
+  const std::string Model = (Noun + " '" + U.Ref.displayName() + "'").str();
   if (U.Kind == UseKind::Call)
-    Check.diag(Loc, (llvm::Twine("'%0' uses %1 (with '%2')") + NoWeights).str())
-        << U.Function << describe(U.Ref) << (U.Via ? U.Via->What : "")
+    Check.diag(Loc, (llvm::Twine("'%0' uses %1 (with '%2')") + Why).str())
+        << U.Function << Model << (U.Via ? U.Via->What : "")
         << U.S->getSourceRange();
   else
     Check.diag(Loc, (llvm::Twine("%select{running the forward pass of|moving|"
                                  "calling '%2' on|'%2' reads a parameter of|"
                                  "printing a parameter of|'step' of an "
                                  "optimizer updates the parameters of}0 %1") +
-                     NoWeights)
+                     Why)
                         .str())
-        << static_cast<unsigned>(U.Kind) << describe(U.Ref) << U.Function
+        << static_cast<unsigned>(U.Kind) << Model << U.Function
         << U.S->getSourceRange();
-  noteUse(U, Table);
-  noteBuilt(G, Table);
-  if (Fix && Fixed.insert(G.S).second)
-    noteLoadFirst(*Fix, Loc, Table.context());
+}
+
+void EmptyModelReporter::noteMemory(const Gen &G, const SummaryTable &Table) {
+  const SourceLocation At = fileLoc(G.How.At, Table);
+  if (!G.How.Inner) {
+    Check.diag(At,
+               "'%0' is given memory here by '%1', which leaves its values "
+               "uninitialised",
+               DiagnosticIDs::Note)
+        << G.Ref.displayName() << G.How.Through;
+    return;
+  }
+  const BuiltOrigin &O = *G.How.Inner;
+  Check.diag(At,
+             "'%0' %select{gives '%1' memory|returns a model it gives memory|"
+             "gives member model '%2' memory}3 without initialising it",
+             DiagnosticIDs::Note)
+      << G.How.Through << G.Ref.displayName() << G.How.Member
+      << (G.How.Member.empty() ? (G.How.IfEmptyBefore ? 0 : 1) : 2);
+  SourceLocation Memory = Table.locationOf(O.MemoryAt);
+  if (Memory.isValid())
+    Check.diag(Memory, "it is given memory here, in '%0'", DiagnosticIDs::Note)
+        << O.MemoryIn;
+  if (O.ScopeAt.valid())
+    noteInnerOrigin(O, Table);
 }
 
 void EmptyModelReporter::noteUse(const Use &U, const SummaryTable &Table) {

@@ -5,7 +5,9 @@
 // that uses it), with notes at where it was built, at what made the meta
 // device ambient there (the factory or constructor it came through, in
 // other files too), at the place inside the helper, and, where the rewrite
-// is certain, a fix-it note that loads its weights first.
+// is certain, a fix-it note that loads its weights first; and a use of a
+// model that to_empty gave memory but no values, with notes at where it
+// was given memory and where it was built empty.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,13 @@ public:
   void emptyModelUsed(const emptymodel::Use &U, const emptymodel::Gen &G,
                       const std::optional<LoadFirst> &Fix,
                       const SummaryTable &Table);
+  /// U uses the model that G gave memory but no values (to_empty), on a
+  /// path where nothing initialises or loads it; Before built it empty,
+  /// when it was built in this function.
+  void uninitialisedModelUsed(const emptymodel::Use &U,
+                              const emptymodel::Gen &G,
+                              const emptymodel::Gen *Before,
+                              const SummaryTable &Table);
   /// At the end of a translation unit.
   void clear() {
     Reported.clear();
@@ -51,7 +60,11 @@ public:
 private:
   /// Whether nothing was reported at Loc yet (one finding per place).
   bool firstAt(SourceLocation Loc);
+  /// The warning at U, its message ending in Why.
+  void warnAtUse(const emptymodel::Use &U, llvm::StringRef Noun,
+                 llvm::StringRef Why, SourceLocation Loc);
   void noteBuilt(const emptymodel::Gen &G, const SummaryTable &Table);
+  void noteMemory(const emptymodel::Gen &G, const SummaryTable &Table);
   void noteInnerOrigin(const BuiltOrigin &O, const SummaryTable &Table);
   void noteUse(const emptymodel::Use &U, const SummaryTable &Table);
   void noteLoadFirst(const LoadFirst &Fix, SourceLocation Loc,

@@ -75,3 +75,40 @@ void meta(const metaguard::Config &config, torch::Tensor x) {
   m->forward(x);
   // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: running the forward pass of empty model 'm' before it has weights
 }
+
+// to_empty gives memory, not weights: the real LibTorch initialisers and
+// fills over parameters() give the values.
+void givenMemory(const metaguard::Config &config, const fs::path &out,
+                 torch::Tensor x) {
+  Tiny m = skeleton(config);
+  metaguard::to_empty(*m, torch::kCPU);
+  m->forward(x);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: running the forward pass of model 'm' before its values are initialised
+  m->fc->reset_parameters();
+  metaguard::save_pretrained(*m, out);
+  // CHECK-MESSAGES: :[[@LINE-1]]:3: warning: calling 'metaguard::save_pretrained' on model 'm' before its values are initialised
+}
+
+void initialised(const metaguard::Config &config, const fs::path &out,
+                 torch::Tensor x) {
+  Tiny m = skeleton(config);
+  metaguard::to_empty(*m, torch::kCPU);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto &p : m->parameters())
+      torch::nn::init::normal_(p, 0.0, 0.02);
+  }
+  m->forward(x);
+  Tiny n = skeleton(config);
+  metaguard::to_empty(*n, torch::kCPU);
+  for (auto &item : n->named_parameters())
+    item.value().data().zero_();
+  metaguard::save_pretrained(*n, out);
+  Tiny k = skeleton(config);
+  metaguard::to_empty(*k, torch::kCPU);
+  k->apply([](torch::nn::Module &module) {
+    if (auto *linear = module.as<torch::nn::Linear>())
+      linear->reset_parameters();
+  });
+  k->forward(x);
+}

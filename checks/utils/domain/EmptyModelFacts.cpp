@@ -12,6 +12,7 @@ constexpr std::pair<BuiltModel, const char *> BuiltNames[] = {
     {BuiltModel::Empty, "empty"},
     {BuiltModel::CallersDevice, "callers_device"},
     {BuiltModel::Unknown, "unknown"},
+    {BuiltModel::Uninitialised, "uninitialised"},
 };
 
 constexpr std::pair<EmptyScope, const char *> ScopeNames[] = {
@@ -27,7 +28,11 @@ void writeOrigin(FactJson &J, const BuiltOrigin &O, BuiltModel Kind,
     J[Prefix + "built_at"] = refToJson(O.BuiltAt);
   if (!O.BuiltIn.empty())
     J[Prefix + "built_in"] = O.BuiltIn;
-  if (Kind != BuiltModel::Empty)
+  if (O.MemoryAt.valid())
+    J[Prefix + "memory_at"] = refToJson(O.MemoryAt);
+  if (!O.MemoryIn.empty())
+    J[Prefix + "memory_in"] = O.MemoryIn;
+  if (Kind != BuiltModel::Empty && !O.ScopeAt.valid())
     return;
   J[Prefix + "scope"] = enumName(O.Scope, ScopeNames).str();
   if (O.ScopeAt.valid())
@@ -42,13 +47,20 @@ void readOrigin(FactReader &R, BuiltOrigin &O, const std::string &Prefix) {
   R.enumeration((Prefix + "scope").c_str(), O.Scope, ScopeNames);
   R.ref((Prefix + "scope_at").c_str(), O.ScopeAt);
   R.string((Prefix + "scope_name").c_str(), O.ScopeName);
+  R.ref((Prefix + "memory_at").c_str(), O.MemoryAt);
+  R.string((Prefix + "memory_in").c_str(), O.MemoryIn);
 }
 
 /// The keys of a slot (an argument or a member) shared by both lists.
 void writeSlot(FactJson &J, const ModelSlotFacts &S) {
   J["gives_weights"] = S.GivesWeights;
   J["uses"] = S.Uses;
-  if (!S.Uses)
+  // Written only when they hold: facts files without them mean the same.
+  if (S.Initialises)
+    J["initialises"] = true;
+  if (S.UsesUninitialised)
+    J["uses_uninitialised"] = true;
+  if (!S.Uses && !S.UsesUninitialised)
     return;
   if (S.Use.At.valid())
     J["use_at"] = refToJson(S.Use.At);
@@ -61,6 +73,8 @@ void writeSlot(FactJson &J, const ModelSlotFacts &S) {
 void readSlot(FactReader &R, ModelSlotFacts &S) {
   R.boolean("gives_weights", S.GivesWeights);
   R.boolean("uses", S.Uses);
+  R.boolean("initialises", S.Initialises);
+  R.boolean("uses_uninitialised", S.UsesUninitialised);
   R.ref("use_at", S.Use.At);
   R.string("use_what", S.Use.What);
   R.string("use_in", S.Use.In);
@@ -69,8 +83,8 @@ void readSlot(FactReader &R, ModelSlotFacts &S) {
 /// The rule of a "how is it left" fact, with the keys of its origin.
 MergeRule builtRule(const std::string &Key, const std::string &Prefix) {
   MergeRule Rule = MergeRule::agree(Key, "none", "unknown");
-  for (const char *Detail :
-       {"built_at", "built_in", "scope", "scope_at", "scope_name"})
+  for (const char *Detail : {"built_at", "built_in", "scope", "scope_at",
+                             "scope_name", "memory_at", "memory_in"})
     Rule.Details.push_back(Prefix + Detail);
   return Rule;
 }
@@ -79,10 +93,15 @@ MergeRule builtRule(const std::string &Key, const std::string &Prefix) {
 std::vector<MergeRule> slotRules() {
   MergeRule Gives;
   Gives.Key = "gives_weights";
+  MergeRule Initialises;
+  Initialises.Key = "initialises";
   MergeRule Uses;
   Uses.Key = "uses";
   Uses.Details = {"use_at", "use_what", "use_in"};
-  return {Gives, Uses};
+  MergeRule UsesUninitialised;
+  UsesUninitialised.Key = "uses_uninitialised";
+  UsesUninitialised.Details = Uses.Details;
+  return {Gives, Initialises, Uses, UsesUninitialised};
 }
 
 } // namespace
@@ -113,6 +132,10 @@ void EmptyModelFacts::write(FactJson &J) const {
   for (const auto &[Index, Slot] : Args) {
     FactJson A = FactJson::object();
     A["index"] = Index;
+    if (Slot.Left != BuiltModel::None) {
+      A["left"] = enumName(Slot.Left, BuiltNames).str();
+      writeOrigin(A, Slot.Origin, Slot.Left, "");
+    }
     writeSlot(A, Slot);
     ArgsJson.push_back(std::move(A));
   }
@@ -138,6 +161,8 @@ void EmptyModelFacts::read(FactReader &R) {
     unsigned Index = 0;
     ModelSlotFacts Slot;
     Item.unsignedNumber("index", Index, /*Required=*/true);
+    Item.enumeration("left", Slot.Left, BuiltNames);
+    readOrigin(Item, Slot.Origin, "");
     readSlot(Item, Slot);
     if (Item.ok() && Slot.any())
       Args[Index] = Slot;
@@ -161,6 +186,7 @@ std::vector<MergeRule> EmptyModelFacts::mergeRules() {
   ArgsRule.How = MergeRule::Kind::Each;
   ArgsRule.By = "index";
   ArgsRule.Items = slotRules();
+  ArgsRule.Items.insert(ArgsRule.Items.begin(), builtRule("left", ""));
   MergeRule MembersRule;
   MembersRule.Key = "member_models";
   MembersRule.How = MergeRule::Kind::Each;

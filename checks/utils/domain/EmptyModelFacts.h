@@ -5,7 +5,11 @@
 // its caller makes ambient; what it does to the models passed to it (gives
 // them weights on every path, or uses them before any weights on some path);
 // and the same for the member models of its object (a method or a
-// constructor: which members it leaves built, gives weights to, uses).
+// constructor: which members it leaves built, gives weights to, uses). A
+// model given memory by to_empty has no values yet: the facts say where a
+// function leaves a model so, initialises one, or uses one before that. The
+// keys of those facts are written only when they hold, and "returns_model"
+// / "left" may be "uninitialised".
 // Keys in a facts file:
 //   "returns_model": "none" | "empty" | "callers_device" | "unknown",
 //   "returned_built_at": {...}, "returned_built_in": "app::make_skeleton",
@@ -13,7 +17,9 @@
 //   "returned_scope_at": {...}, "returned_scope_name": "guard",
 //   "model_args": [ {"index": 0, "gives_weights": true, "uses": false,
 //                    "use_at": {...}, "use_what": "forward",
-//                    "use_in": "app::run"} ],
+//                    "use_in": "app::run", "initialises": true,
+//                    "uses_uninitialised": true, "left": "uninitialised",
+//                    "memory_at": {...}, "memory_in": "app::materialise"} ],
 //   "member_models": [ {"field": 0, "member": "model_", "left": "empty",
 //                       "built_at": {...}, "built_in": "...", "scope": ...,
 //                       "scope_at": {...}, "scope_name": "...",
@@ -43,6 +49,9 @@ enum class BuiltModel {
   CallersDevice,
   /// Versions of the function disagree (a merged summary): nothing known.
   Unknown,
+  /// Built empty and given memory (to_empty) but no values: uninitialised
+  /// until something initialises or loads it.
+  Uninitialised,
 };
 
 /// What made the meta device ambient where a model was built empty, as an
@@ -57,6 +66,9 @@ struct BuiltOrigin {
   EmptyScope Scope = EmptyScope::Guard;
   SourceRef ScopeAt;     ///< The guard, setter or scope function's call.
   std::string ScopeName; ///< The guard's or the scope function's name.
+  /// Uninitialised models: where they were given memory, and in what.
+  SourceRef MemoryAt;
+  std::string MemoryIn;
 };
 
 /// The first use of a model inside a function (at any depth), for notes.
@@ -72,17 +84,29 @@ struct ModelSlotFacts {
   /// Gives it weights on every path that returns (a must-fact: callers
   /// treat it as loaded after the call).
   bool GivesWeights = false;
+  /// Given it with memory but no values (after to_empty), initialises it
+  /// on every path that returns (a must-fact).
+  bool Initialises = false;
   /// Uses it on some path before anything gives it weights (a may-fact).
   bool Uses = false;
+  /// Given it with memory but no values, uses it on some path before
+  /// anything initialises or loads it (a may-fact).
+  bool UsesUninitialised = false;
   ModelUse Use;
-  /// Members only: the member model as the function leaves it.
+  /// The model as the function leaves it: for a member, how it is built;
+  /// for an argument, only Uninitialised (given memory and no values).
   BuiltModel Left = BuiltModel::None;
   BuiltOrigin Origin;
   std::string Member; ///< Members only: its name, for messages.
 
-  bool any() const { return GivesWeights || Uses || Left != BuiltModel::None; }
+  bool any() const {
+    return GivesWeights || Initialises || Uses || UsesUninitialised ||
+           Left != BuiltModel::None;
+  }
   bool sameFacts(const ModelSlotFacts &O) const {
-    return GivesWeights == O.GivesWeights && Uses == O.Uses && Left == O.Left;
+    return GivesWeights == O.GivesWeights && Initialises == O.Initialises &&
+           Uses == O.Uses && UsesUninitialised == O.UsesUninitialised &&
+           Left == O.Left;
   }
 };
 

@@ -57,6 +57,7 @@ struct Tensor {
   Tensor &mul_(double) { return *this; }
   Tensor &add_(const Tensor &) { return *this; }
   Tensor &normal_(double mean = 0, double std = 1) { return *this; }
+  Tensor &uniform_(double from = 0, double to = 1) { return *this; }
   Tensor &clamp_(double min, double max) { return *this; }
   Tensor &masked_fill_(const Tensor &mask, double value) { return *this; }
   Tensor &index_put_(std::vector<Tensor> indices, const Tensor &values) {
@@ -185,6 +186,9 @@ struct ModuleList : ModuleHolder<ModuleListImpl> {
 
 struct LinearImpl : Module {
   LinearImpl(int, int) {}
+  void reset_parameters();
+  Tensor weight;
+  Tensor bias;
 };
 struct Linear : ModuleHolder<LinearImpl> {
   using ModuleHolder<LinearImpl>::ModuleHolder;
@@ -200,6 +204,8 @@ namespace nn::init {
 Tensor normal_(Tensor tensor, double mean = 0, double std = 1);
 Tensor zeros_(Tensor tensor);
 Tensor xavier_uniform_(Tensor tensor, double gain = 1.0);
+Tensor uniform_(Tensor tensor, double low = 0, double high = 1);
+Tensor constant_(Tensor tensor, double value);
 double calculate_gain(int nonlinearity);
 } // namespace nn::init
 
