@@ -285,3 +285,25 @@ void factoryAfterRaii(const Config &cfg, torch::Tensor x) {
   net = make(cfg);
   net->forward(x);
 }
+
+void factoryUnderRaiiOutOfLineLoaded(const Config &cfg, const fs::path &dir,
+                                     torch::Tensor x) {
+  Net net{nullptr};
+  {
+    MetaDefaultOutOfLine g;
+    net = make(cfg);
+  }
+  metaguard::load_weights(*net, dir);
+  net->forward(x);
+}
+
+void factoryUnderRaiiNamedLoaded(const Config &cfg, const fs::path &dir,
+                                 torch::Tensor x) {
+  Net net{nullptr};
+  {
+    MetaDefaultNamed g;
+    net = make(cfg);
+  }
+  metaguard::load_weights(*net, dir);
+  net->forward(x);
+}
