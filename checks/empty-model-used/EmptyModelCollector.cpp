@@ -8,6 +8,7 @@
 
 #include "EmptyModelEvents.h"
 #include "EmptyModelExprs.h"
+#include "utils/analysis/CallableStores.h"
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/NameList.h"
 #include "utils/domain/LibraryCode.h"
@@ -496,7 +497,12 @@ private:
   /// the callee's first parameter.
   void callArguments(const Expr *Call, const FunctionDecl *Callee,
                      unsigned FirstArg) {
-    if (!Callee || Ambient.isMachinery(Callee) || isLibraryFunction(Callee))
+    if (!Callee || Ambient.isMachinery(Callee))
+      return;
+    // The library's std::function::operator() is only the way into what a
+    // table or member of them holds: the functions stored there.
+    const bool Library = isLibraryFunction(Callee);
+    if (Library && !callableSlotOfCall(Call))
       return;
     llvm::ArrayRef<const Expr *> Args = arguments(Call);
     if (llvm::none_of(Args.drop_front(std::min<size_t>(FirstArg, Args.size())),
@@ -504,6 +510,8 @@ private:
       return;
     llvm::SmallVector<TargetFacts, 2> Targets = targets(Call);
     if (Targets.empty()) {
+      if (Library)
+        return;
       for (unsigned I = FirstArg; I < Args.size(); ++I) {
         const unsigned Param = I - FirstArg;
         if (keepsModels(Args[I]) &&

@@ -692,6 +692,14 @@ llvm::ArrayRef<const FunctionDecl *> CallableStores::targets(const Expr *E) {
   return It->second.getArrayRef();
 }
 
+const ValueDecl *callableSlotOfCall(const Expr *Call) {
+  const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Call);
+  if (!Op || Op->getOperator() != OO_Call || Op->getNumArgs() == 0 ||
+      !isStdFunctionType(Op->getArg(0)->getType()))
+    return nullptr;
+  return callableSlotOf(Op->getArg(0));
+}
+
 llvm::ArrayRef<const FunctionDecl *>
 CallableStores::callTargets(const Expr *Call) {
   const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Call);

@@ -43,6 +43,10 @@ bool isStdFunctionType(QualType T);
 /// otherwise.
 const ValueDecl *callableSlotOf(const Expr *E);
 
+/// The slot a call through a std::function reads (`fn(x)`, `t.at(k)(x)`, as
+/// callableSlotOf decides), when Call is such a call; nullptr otherwise.
+const ValueDecl *callableSlotOfCall(const Expr *Call);
+
 /// The index of the stores of one translation unit.
 class CallableStores {
 public:

@@ -164,11 +164,7 @@ const CXXMethodDecl *SummaryTable::virtualCallee(const Expr *Call) const {
 }
 
 const ValueDecl *SummaryTable::storedSlot(const Expr *Call) {
-  const auto *Op = dyn_cast_or_null<CXXOperatorCallExpr>(Call);
-  if (!Op || Op->getOperator() != OO_Call || Op->getNumArgs() == 0 ||
-      !isStdFunctionType(Op->getArg(0)->getType()))
-    return nullptr;
-  return callableSlotOf(Op->getArg(0));
+  return callableSlotOfCall(Call);
 }
 
 llvm::SmallVector<const FunctionDecl *, 2>
