@@ -18,6 +18,7 @@
 #include <metaguard/device_map.h>
 #include <metaguard/offload_options.h>
 #include <metaguard/pretrained_model.h>
+#include <metaguard/safetensors.h>
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
@@ -164,6 +165,26 @@ void load_checkpoint(torch::nn::Module &module,
 // empty, for the checks' messages.
 void note_built_empty(const torch::nn::Module &module);
 
+// How to get the buffers a model's constructor computes (a rotary inv_freq,
+// position ids) when the model was built with its buffers on meta, where
+// they have no value: build the model again under init_empty_weights(),
+// which keeps buffers real and puts parameters on meta (no parameter
+// memory), and take its buffers by name.
+using BufferRecipe = std::function<NamedTensors()>;
+template <class Model> BufferRecipe buffer_recipe(const Config &config) {
+  return [config] {
+    auto scope = init_empty_weights();
+    Model model(config);
+    NamedTensors buffers;
+    for (const auto &item : module_of(model).named_buffers(/*recurse=*/true))
+      buffers.emplace_back(item.key(), item.value());
+    return buffers;
+  };
+}
+// Leaves `recipe` for the meta buffers of `module` (computed_buffers.cpp): a
+// load that does not read them from the checkpoint recomputes them with it.
+void remember_buffer_recipe(const torch::nn::Module &module, BufferRecipe recipe);
+
 } // namespace detail
 
 // Constructs Model(config). Under a meta scope every parameter (and buffer
@@ -189,6 +210,10 @@ template <class Model> Model from_config(const Config &config) {
   if (meta_device_active()) {
     detail::release_to_meta(detail::module_of(model), ambient_includes_buffers());
     detail::note_built_empty(detail::module_of(model));
+    // Buffers on meta lost what the constructor computed; a load brings it
+    // back with this recipe (checkpoints do not hold non-persistent buffers).
+    if (ambient_includes_buffers() && detail::has_buffers(detail::module_of(model)))
+      detail::remember_buffer_recipe(detail::module_of(model), detail::buffer_recipe<Model>(config));
   }
   return model;
 }
