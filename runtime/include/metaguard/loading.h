@@ -51,9 +51,11 @@ struct LoadOptions {
   MaxMemory max_memory = {};
   // Module type names that a strategy must not split across devices.
   std::vector<std::string> no_split_modules = {};
-  // Missing or unexpected keys are an error; false makes them a warning
-  // (missing tensors keep the values the model was built with; those built
-  // on meta become zeros, named in the warning).
+  // Missing or unexpected keys are an error; false makes them one warning
+  // (missing tensors keep the values the model was built with; buffers
+  // without values get the ones their constructor computes when from_config
+  // built the model; other tensors without values, on meta or holding
+  // to_empty's poison, become zeros, named in the warning).
   bool strict = true;
   // Reader limits (header size cap).
   SafetensorsOptions safetensors = {};
@@ -236,7 +238,14 @@ METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
 // Loads the checkpoint of `dir` (a folder, a .safetensors file or an index)
 // into an already built module, in place: its Parameter objects stay the
 // same, their data becomes the checkpoint's. Same rule and errors as
-// from_pretrained.
+// from_pretrained. Afterwards no tensor is without values
+// (docs/runtime-loading.md, "After a load"): computed buffers of a model
+// from_config built with buffers on meta are recomputed; non-persistent
+// buffers nothing can compute raise one MetaDeviceError (on meta) or
+// UninitializedMemoryError (to_empty's poison) under the Policy, naming
+// them, before anything changes. Declared ties hold (one tensor). A device
+// map splitting a tie between one device and "disk" keeps the tensor in
+// memory on that device, with a warning naming the tie.
 METAGUARD_LOADS_WEIGHTS void load_weights(torch::nn::Module &module,
                                           const std::filesystem::path &dir,
                                           const LoadOptions &options = {});
