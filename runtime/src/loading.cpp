@@ -280,6 +280,63 @@ void hold_declared_ties(const std::vector<Slot> &slots, const detail::Checkpoint
   }
 }
 
+// Reads every tensor the checkpoint holds into its slot, in place, on its
+// placement; disk parameters are left meta for the offload hooks. Returns
+// the dtype each disk parameter is to have.
+std::map<std::string, torch::Dtype> read_tensors(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
+                                                 const detail::CheckpointKeys &keys, const DeviceMap &resolved,
+                                                 const DeviceMap &map, const LoadOptions &options) {
+  std::map<std::string, torch::Dtype> disk_dtypes;
+  // Tensors read so far by checkpoint key: a tied target takes its source's
+  // tensor itself (one copy in memory, as transformers' tie_weights).
+  std::map<std::string, torch::Tensor> loaded;
+  torch::NoGradGuard no_grad;
+  for (const auto &slot : slots) {
+    const std::string *key = keys.source_of(slot.name);
+    if (!key)
+      continue;
+    const Placement placement = placement_of(resolved, map, slot);
+    const torch::Dtype dtype = target_dtype(slot.tensor, options);
+    if (placement.is_disk() && slot.parameter) {
+      // Left to the offload hooks, which read it from the shard on demand.
+      replace_in_place(slot.tensor,
+                       torch::empty(slot.tensor.sizes(), torch::TensorOptions().dtype(dtype).device(torch::kMeta)));
+      disk_dtypes.emplace(slot.name, dtype);
+      continue;
+    }
+    // Buffers stay in memory, on the device offloaded layers run on
+    // (accelerate does not offload buffers by default).
+    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
+    const auto earlier = loaded.find(*key);
+    if (earlier != loaded.end() && earlier->second.scalar_type() == dtype &&
+        earlier->second.device() == device) {
+      if (!detail::shares_memory(slot.tensor, earlier->second))
+        replace_in_place(slot.tensor, earlier->second);
+      continue;
+    }
+    replace_in_place(slot.tensor, checkpoint.tensor(*key, dtype, device));
+    loaded.emplace(*key, slot.tensor);
+  }
+  return disk_dtypes;
+}
+
+// Puts the disk parameters behind offload hooks that read the checkpoint's
+// files in place.
+void hook_disk_tensors(torch::nn::Module &module, const std::shared_ptr<const CheckpointReader> &checkpoint,
+                       const detail::CheckpointKeys &keys, const DeviceMap &resolved,
+                       std::map<std::string, torch::Dtype> disk_dtypes, const LoadOptions &options) {
+  if (disk_dtypes.empty())
+    return;
+  // Only convert what differs from the checkpoint: the rest is zero-copy.
+  for (auto it = disk_dtypes.begin(); it != disk_dtypes.end();)
+    it = torch_dtype_from_safetensors(checkpoint->info(*keys.source_of(it->first)).dtype) == it->second
+             ? disk_dtypes.erase(it)
+             : std::next(it);
+  attach_offload_hooks(module, resolved,
+                       std::make_shared<CheckpointWeightsMap>(checkpoint, std::move(disk_dtypes), keys.renamed()),
+                       options.offload);
+}
+
 } // namespace
 
 namespace detail {
@@ -363,54 +420,13 @@ void load_checkpoint(torch::nn::Module &module,
       resolve_placements(module, slots, place_split_ties(module, map), options);
   const ValuelessPlan valueless = plan_valueless(valueless_slots(slots, keys, declared));
   report_valueless(valueless, lenient, *checkpoint);
-  std::map<std::string, torch::Dtype> disk_dtypes;
-  // Tensors read so far by checkpoint key: a tied target takes its source's
-  // tensor itself (one copy in memory, as transformers' tie_weights).
-  std::map<std::string, torch::Tensor> loaded;
-  torch::NoGradGuard no_grad;
-  for (const auto &slot : slots) {
-    const std::string *key = keys.source_of(slot.name);
-    if (!key)
-      continue;
-    const Placement placement = placement_of(resolved, map, slot);
-    const torch::Dtype dtype = target_dtype(slot.tensor, options);
-    if (placement.is_disk() && slot.parameter) {
-      // Left to the offload hooks, which read it from the shard on demand.
-      replace_in_place(slot.tensor,
-                       torch::empty(slot.tensor.sizes(), torch::TensorOptions().dtype(dtype).device(torch::kMeta)));
-      disk_dtypes.emplace(slot.name, dtype);
-      continue;
-    }
-    // Buffers stay in memory, on the device offloaded layers run on
-    // (accelerate does not offload buffers by default).
-    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
-    const auto earlier = loaded.find(*key);
-    if (earlier != loaded.end() && earlier->second.scalar_type() == dtype &&
-        earlier->second.device() == device) {
-      if (!detail::shares_memory(slot.tensor, earlier->second))
-        replace_in_place(slot.tensor, earlier->second);
-      continue;
-    }
-    replace_in_place(slot.tensor, checkpoint->tensor(*key, dtype, device));
-    loaded.emplace(*key, slot.tensor);
-  }
+  auto disk_dtypes = read_tensors(slots, *checkpoint, keys, resolved, map, options);
   apply_valueless_plan(valueless, [&](const Valueless &t) {
     const Placement placement = placement_of(resolved, map, *find_slot(slots, t.name));
     return placement.is_disk() ? execution_device(resolved) : placement.device();
   });
   hold_declared_ties(slots, keys, declared);
-  if (!disk_dtypes.empty()) {
-    // Only convert what differs from the checkpoint: the rest is zero-copy.
-    for (auto it = disk_dtypes.begin(); it != disk_dtypes.end();)
-      it = torch_dtype_from_safetensors(checkpoint->info(*keys.source_of(it->first)).dtype) ==
-                   it->second
-               ? disk_dtypes.erase(it)
-               : std::next(it);
-    attach_offload_hooks(module, resolved,
-                         std::make_shared<CheckpointWeightsMap>(checkpoint, std::move(disk_dtypes),
-                                                                 keys.renamed()),
-                         options.offload);
-  }
+  hook_disk_tensors(module, checkpoint, keys, resolved, std::move(disk_dtypes), options);
 }
 
 } // namespace detail

@@ -133,6 +133,25 @@ TEST(ValuesAfterLoadFromPretrained, ComputedBufferKeepsItsValue) {
   }
 }
 
+// With the debug checks on, the load leaves nothing marked empty or
+// uninitialised: the forward and save_pretrained, which refuse such tensors,
+// go through.
+TEST(ValuesAfterLoadDebugChecks, NothingIsLeftMarkedEmptyOrUninitialised) {
+  TempDir dir;
+  Net saved = empty_test::saved_net(dir.path(), kConfig);
+  const bool before = metaguard::empty_model_checks();
+  metaguard::set_empty_model_checks(true);
+  for (const Build how : {Build::InitEmptyWeights, Build::BuffersOnMeta, Build::BuffersOnMetaThenToEmpty,
+                          Build::EmptyWeightsThenToEmpty}) {
+    Net net = build_empty(how);
+    metaguard::load_weights(*net, dir.path());
+    EXPECT_TRUE(torch::equal(logits_of(net), logits_of(saved))) << build_name({how, 0});
+    TempDir out;
+    EXPECT_NO_THROW(metaguard::save_pretrained(*net, out.path())) << build_name({how, 0});
+  }
+  metaguard::set_empty_model_checks(before);
+}
+
 // Built by hand under a meta scope with buffers: metaguard cannot construct
 // the model again, so the load names the buffer and says what to do.
 Net built_by_hand_with_buffers_on_meta() {
