@@ -7,9 +7,11 @@
 
 #include "checkpoint_keys.h"
 #include "tied_placements.h"
+#include "valueless_tensors.h"
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -76,8 +78,11 @@ torch::Dtype target_dtype(const torch::Tensor &slot, const LoadOptions &options)
 }
 
 // Missing/unexpected keys, shape mismatches and unloadable dtypes, all found
-// before any slot changes: a failed load leaves the module as it was.
-void check_keys(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
+// before any slot changes: a failed load leaves the module as it was. Under
+// strict = false returns the report of missing / unexpected keys, which the
+// load prints once it knows what became of the missing tensors ("" when
+// there is nothing to report).
+std::string check_keys(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
                 const detail::CheckpointKeys &keys, const LoadOptions &options) {
   const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
   std::vector<std::string> mismatched;
@@ -105,7 +110,7 @@ void check_keys(const std::vector<Slot> &slots, const CheckpointReader &checkpoi
   const auto &missing = keys.missing();
   const auto &unexpected = keys.unexpected();
   if (missing.empty() && unexpected.empty())
-    return;
+    return {};
   std::string message = where + " does not match the model" + note + ":";
   if (!missing.empty())
     message += " missing keys (in the model, not in the checkpoint): " + join(missing) + ";";
@@ -114,7 +119,7 @@ void check_keys(const std::vector<Slot> &slots, const CheckpointReader &checkpoi
   if (options.strict)
     throw FormatError(message + " pass LoadOptions.strict = false to load the matching "
                                 "tensors anyway");
-  warn(message + " loading the matching tensors (strict = false)");
+  return message + " loading the matching tensors (strict = false).";
 }
 
 const Slot *find_slot(const std::vector<Slot> &slots, const std::string &name) {
@@ -184,6 +189,16 @@ DeviceMap resolve_placements(const torch::nn::Module &module, const std::vector<
   return map;
 }
 
+// transformers loads a map that splits a tie between a device and "disk",
+// with a warning; so does this (tied_placements.h says how).
+DeviceMap place_split_ties(const torch::nn::Module &module, const DeviceMap &map) {
+  std::vector<std::string> warnings;
+  DeviceMap kept = detail::keep_split_ties_in_memory(detail::tied_groups(module), map, warnings);
+  for (const auto &message : warnings)
+    warn(message);
+  return kept;
+}
+
 Placement placement_of(const DeviceMap &resolved, const DeviceMap &requested, const Slot &slot) {
   if (auto placement = resolved.placement_for(slot.name))
     return *placement;
@@ -203,24 +218,123 @@ torch::Device execution_device(const DeviceMap &resolved) {
   return torch::kCPU;
 }
 
-// Missing tensors still on meta would make a silently empty model: give
-// them zeros on their device and say so.
-void zero_missing_meta(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
-                       const detail::CheckpointKeys &keys, const DeviceMap &resolved,
-                       const DeviceMap &requested) {
-  std::vector<std::string> zeroed;
-  for (const auto &slot : slots) {
-    if (keys.source_of(slot.name) || !slot.tensor.is_meta())
-      continue;
-    const Placement placement = placement_of(resolved, requested, slot);
-    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
-    replace_in_place(slot.tensor, torch::zeros(slot.tensor.sizes(),
-                                               slot.tensor.options().device(device)));
-    zeroed.push_back(slot.name);
+// The tensors the checkpoint gives no values to (no key for them) and that
+// have none: on meta, or holding only to_empty's poison.
+std::vector<detail::Valueless> valueless_slots(const std::vector<Slot> &slots,
+                                               const detail::CheckpointKeys &keys,
+                                               const detail::Declarations &declared) {
+  std::vector<detail::Valueless> valueless;
+  for (const auto &slot : slots)
+    if (!keys.source_of(slot.name) && detail::has_no_values(slot.tensor))
+      valueless.push_back({slot.name, slot.tensor, slot.parameter,
+                           !slot.parameter && declared.non_persistent.count(slot.name) > 0,
+                           slot.tensor.is_meta()});
+  return valueless;
+}
+
+// Decided before anything changes: computed buffers that nothing can
+// compute are a violation under the Policy (one message naming them all,
+// with the strict = false report when there is one); otherwise the
+// strict = false report, saying what became of the missing tensors, is the
+// load's one warning.
+void report_valueless(const detail::ValuelessPlan &plan, const std::string &lenient,
+                      const CheckpointReader &checkpoint) {
+  const std::string where = "checkpoint '" + checkpoint.folder().string() + "'";
+  const std::string unrecoverable = detail::describe_unrecoverable(plan, where);
+  const std::string report = detail::describe_lenient(plan, lenient);
+  if (unrecoverable.empty()) {
+    if (!report.empty())
+      warn(report);
+    return;
   }
-  if (!zeroed.empty())
-    warn("tensors missing from checkpoint '" + checkpoint.folder().string() +
-         "' were on the meta device and are now zeros: " + join(zeroed));
+  std::string message = unrecoverable + (report.empty() ? "" : " Also: " + report);
+  if (policy() == Policy::Warn)
+    message += " [policy warn: they are left as they are]";
+  const bool any_meta = std::any_of(plan.unrecoverable.begin(), plan.unrecoverable.end(),
+                                    [](const detail::Valueless &t) { return t.meta; });
+  if (any_meta)
+    detail::enforce(MetaDeviceError(message));
+  else
+    detail::enforce(UninitializedMemoryError(message));
+  if (policy() == Policy::Off && !report.empty())
+    warn(report);
+}
+
+// Ties the model declares hold after the load, as after transformers'
+// tie_weights: a target read from the same key as its source (or from none,
+// both missing) shares its source's tensor. A tie the load broke on purpose
+// (two different copies in the checkpoint) reads two keys and is left alone.
+void hold_declared_ties(const std::vector<Slot> &slots, const detail::CheckpointKeys &keys,
+                        const detail::Declarations &declared) {
+  for (const auto &[target, source] : declared.tied) {
+    const Slot *target_slot = find_slot(slots, target), *source_slot = find_slot(slots, source);
+    if (!target_slot || !source_slot)
+      continue;
+    const std::string *target_key = keys.source_of(target), *source_key = keys.source_of(source);
+    const bool same_key = target_key && source_key ? *target_key == *source_key : !target_key && !source_key;
+    const torch::Tensor &from = source_slot->tensor, &to = target_slot->tensor;
+    if (!same_key || from.is_meta() || to.is_meta() || detail::shares_memory(from, to) ||
+        from.sizes() != to.sizes() || from.scalar_type() != to.scalar_type() || from.device() != to.device())
+      continue;
+    replace_in_place(to, from);
+  }
+}
+
+// Reads every tensor the checkpoint holds into its slot, in place, on its
+// placement; disk parameters are left meta for the offload hooks. Returns
+// the dtype each disk parameter is to have.
+std::map<std::string, torch::Dtype> read_tensors(const std::vector<Slot> &slots, const CheckpointReader &checkpoint,
+                                                 const detail::CheckpointKeys &keys, const DeviceMap &resolved,
+                                                 const DeviceMap &map, const LoadOptions &options) {
+  std::map<std::string, torch::Dtype> disk_dtypes;
+  // Tensors read so far by checkpoint key: a tied target takes its source's
+  // tensor itself (one copy in memory, as transformers' tie_weights).
+  std::map<std::string, torch::Tensor> loaded;
+  torch::NoGradGuard no_grad;
+  for (const auto &slot : slots) {
+    const std::string *key = keys.source_of(slot.name);
+    if (!key)
+      continue;
+    const Placement placement = placement_of(resolved, map, slot);
+    const torch::Dtype dtype = target_dtype(slot.tensor, options);
+    if (placement.is_disk() && slot.parameter) {
+      // Left to the offload hooks, which read it from the shard on demand.
+      replace_in_place(slot.tensor,
+                       torch::empty(slot.tensor.sizes(), torch::TensorOptions().dtype(dtype).device(torch::kMeta)));
+      disk_dtypes.emplace(slot.name, dtype);
+      continue;
+    }
+    // Buffers stay in memory, on the device offloaded layers run on
+    // (accelerate does not offload buffers by default).
+    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
+    const auto earlier = loaded.find(*key);
+    if (earlier != loaded.end() && earlier->second.scalar_type() == dtype &&
+        earlier->second.device() == device) {
+      if (!detail::shares_memory(slot.tensor, earlier->second))
+        replace_in_place(slot.tensor, earlier->second);
+      continue;
+    }
+    replace_in_place(slot.tensor, checkpoint.tensor(*key, dtype, device));
+    loaded.emplace(*key, slot.tensor);
+  }
+  return disk_dtypes;
+}
+
+// Puts the disk parameters behind offload hooks that read the checkpoint's
+// files in place.
+void hook_disk_tensors(torch::nn::Module &module, const std::shared_ptr<const CheckpointReader> &checkpoint,
+                       const detail::CheckpointKeys &keys, const DeviceMap &resolved,
+                       std::map<std::string, torch::Dtype> disk_dtypes, const LoadOptions &options) {
+  if (disk_dtypes.empty())
+    return;
+  // Only convert what differs from the checkpoint: the rest is zero-copy.
+  for (auto it = disk_dtypes.begin(); it != disk_dtypes.end();)
+    it = torch_dtype_from_safetensors(checkpoint->info(*keys.source_of(it->first)).dtype) == it->second
+             ? disk_dtypes.erase(it)
+             : std::next(it);
+  attach_offload_hooks(module, resolved,
+                       std::make_shared<CheckpointWeightsMap>(checkpoint, std::move(disk_dtypes), keys.renamed()),
+                       options.offload);
 }
 
 } // namespace
@@ -299,53 +413,20 @@ void load_checkpoint(torch::nn::Module &module,
                      const DeviceMap &map, const LoadOptions &options) {
   const auto slots = slots_of(module);
   CheckpointKeys keys(module, *checkpoint);
+  const Declarations declared = declarations_of(module);
   decide_ties(slots, *checkpoint, keys, options);
-  check_keys(slots, *checkpoint, keys, options);
-  const DeviceMap resolved = resolve_placements(module, slots, map, options);
-  std::map<std::string, torch::Dtype> disk_dtypes;
-  // Tensors read so far by checkpoint key: a tied target takes its source's
-  // tensor itself (one copy in memory, as transformers' tie_weights).
-  std::map<std::string, torch::Tensor> loaded;
-  torch::NoGradGuard no_grad;
-  for (const auto &slot : slots) {
-    const std::string *key = keys.source_of(slot.name);
-    if (!key)
-      continue;
-    const Placement placement = placement_of(resolved, map, slot);
-    const torch::Dtype dtype = target_dtype(slot.tensor, options);
-    if (placement.is_disk() && slot.parameter) {
-      // Left to the offload hooks, which read it from the shard on demand.
-      replace_in_place(slot.tensor,
-                       torch::empty(slot.tensor.sizes(), torch::TensorOptions().dtype(dtype).device(torch::kMeta)));
-      disk_dtypes.emplace(slot.name, dtype);
-      continue;
-    }
-    // Buffers stay in memory, on the device offloaded layers run on
-    // (accelerate does not offload buffers by default).
-    const torch::Device device = placement.is_disk() ? execution_device(resolved) : placement.device();
-    const auto earlier = loaded.find(*key);
-    if (earlier != loaded.end() && earlier->second.scalar_type() == dtype &&
-        earlier->second.device() == device) {
-      if (!detail::shares_memory(slot.tensor, earlier->second))
-        replace_in_place(slot.tensor, earlier->second);
-      continue;
-    }
-    replace_in_place(slot.tensor, checkpoint->tensor(*key, dtype, device));
-    loaded.emplace(*key, slot.tensor);
-  }
-  zero_missing_meta(slots, *checkpoint, keys, resolved, map);
-  if (!disk_dtypes.empty()) {
-    // Only convert what differs from the checkpoint: the rest is zero-copy.
-    for (auto it = disk_dtypes.begin(); it != disk_dtypes.end();)
-      it = torch_dtype_from_safetensors(checkpoint->info(*keys.source_of(it->first)).dtype) ==
-                   it->second
-               ? disk_dtypes.erase(it)
-               : std::next(it);
-    attach_offload_hooks(module, resolved,
-                         std::make_shared<CheckpointWeightsMap>(checkpoint, std::move(disk_dtypes),
-                                                                 keys.renamed()),
-                         options.offload);
-  }
+  const std::string lenient = check_keys(slots, *checkpoint, keys, options);
+  const DeviceMap resolved =
+      resolve_placements(module, slots, place_split_ties(module, map), options);
+  const ValuelessPlan valueless = plan_valueless(valueless_slots(slots, keys, declared));
+  report_valueless(valueless, lenient, *checkpoint);
+  auto disk_dtypes = read_tensors(slots, *checkpoint, keys, resolved, map, options);
+  apply_valueless_plan(valueless, [&](const Valueless &t) {
+    const Placement placement = placement_of(resolved, map, *find_slot(slots, t.name));
+    return placement.is_disk() ? execution_device(resolved) : placement.device();
+  });
+  hold_declared_ties(slots, keys, declared);
+  hook_disk_tensors(module, checkpoint, keys, resolved, std::move(disk_dtypes), options);
 }
 
 } // namespace detail

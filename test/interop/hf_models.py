@@ -23,6 +23,12 @@ ARCHS = {
     "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM,
               dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)),
+    # Llama's layers with a sliding window (wider than any test sequence) and
+    # the head tied to the embeddings, as Mistral-7B-like small models have it.
+    "mistral": (transformers.MistralConfig, transformers.MistralForCausalLM,
+                dict(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                     tie_word_embeddings=True)),
     "bert": (transformers.BertConfig, transformers.BertModel,
              dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                   intermediate_size=48, max_position_embeddings=32)),

