@@ -35,9 +35,9 @@ constexpr unsigned MaxValueSteps = 8;
 /// held: over a model's parameters, they initialise it. (Other in-place
 /// methods, `mul_` or `add_`, compute with the values that are there.)
 constexpr llvm::StringLiteral FillMethods[] = {
-    "fill_",     "zero_",  "normal_",     "uniform_",     "copy_",
-    "set_data",  "random_", "bernoulli_", "exponential_", "geometric_",
-    "cauchy_",   "log_normal_"};
+    "fill_",        "zero_",      "normal_", "uniform_",
+    "copy_",        "set_data",   "random_", "bernoulli_",
+    "exponential_", "geometric_", "cauchy_", "log_normal_"};
 
 /// The state a helper's use concerns, from its yes/no facts.
 std::optional<UseOf> useOf(const ModelSlotFacts &Slot) {

@@ -105,9 +105,8 @@ const Gen *Events::emptyAt(const Use &U, const CfgReachability &Cfg,
     if (!concerns(U.Of, Uninitialised ? UseOf::Uninitialised : UseOf::Empty))
       continue;
     for (const Gen &G : Gens) {
-      const bool Wanted = Uninitialised
-                              ? isUninitialised(G)
-                              : G.How.Kind == BuiltModel::Empty;
+      const bool Wanted =
+          Uninitialised ? isUninitialised(G) : G.How.Kind == BuiltModel::Empty;
       if (!Wanted || !refCovers(G.Ref, U.Ref, /*AncestorsToo=*/true) ||
           (Uninitialised && !wasEmpty(G, Cfg, EntryMayBeEmpty)))
         continue;

@@ -169,9 +169,8 @@ struct Events {
 private:
   /// The kills that give Part weights (values too, for an uninitialised
   /// G) or replace it, and the other gens that replace the model of G.
-  llvm::SmallVector<const Stmt *, 8> killsOf(const ModuleRef &Part,
-                                             const Gen *G,
-                                             bool Values = false) const;
+  llvm::SmallVector<const Stmt *, 8>
+  killsOf(const ModuleRef &Part, const Gen *G, bool Values = false) const;
   /// Whether the uninitialised gen G was empty before: by a call's facts,
   /// or an empty gen (or, EntryMayBeEmpty, the entry) reaching it.
   bool wasEmpty(const Gen &G, const CfgReachability &Cfg,

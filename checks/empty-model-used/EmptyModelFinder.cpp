@@ -177,8 +177,8 @@ private:
            B->Kind != BuiltModel::Uninitialised))
         continue;
       Out.Returns = B->Kind;
-      Out.ReturnsOrigin = G ? originOf(*G, Ev, Cfg, F, Table)
-                            : originOf(*B, F, Table);
+      Out.ReturnsOrigin =
+          G ? originOf(*G, Ev, Cfg, F, Table) : originOf(*B, F, Table);
       if (B->Kind == BuiltModel::Empty)
         return;
     }

@@ -63,7 +63,7 @@ private:
   class Facet;
 
   emptymodel::EventKinds kinds() {
-    return {Ambient, WeightGivers, NeedsWeights,
+    return {Ambient,      WeightGivers, NeedsWeights,
             MemoryGivers, Initializers, Writes};
   }
   /// The rewrite that loads the model of U before U, when it is certain
