@@ -17,8 +17,9 @@ with CMAKE_EXPORT_COMPILE_COMMANDS into argv[1]/build.
 Every finding needs a summary that takes in another file's summary.
 """
 import os
-import subprocess
 import sys
+
+from mock_project import write_project
 
 root, mocks = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 sources = {
@@ -88,20 +89,4 @@ void move_2(torch::nn::Module &model);
 Encoder ping(const std::filesystem::path &dir, int n);
 Encoder pong(const std::filesystem::path &dir, int n);
 """
-os.makedirs(os.path.join(root, "src"), exist_ok=True)
-with open(os.path.join(root, "src", "chain.h"), "w", encoding="utf-8") as handle:
-    handle.write(header)
-for name, text in sources.items():
-    with open(os.path.join(root, "src", name), "w", encoding="utf-8") as handle:
-        handle.write(text)
-with open(os.path.join(root, "CMakeLists.txt"), "w", encoding="utf-8") as handle:
-    handle.write(f"""cmake_minimum_required(VERSION 3.16)
-project(chains CXX)
-set(CMAKE_CXX_STANDARD 17)
-add_library(app OBJECT {' '.join('src/' + name for name in sorted(sources))})
-target_include_directories(app PRIVATE "{mocks}")
-""")
-compiler = os.environ.get("CXX_FOR_TESTS", "clang++-19")
-subprocess.run(["cmake", "-S", root, "-B", os.path.join(root, "build"), "-G", "Ninja",
-                f"-DCMAKE_CXX_COMPILER={compiler}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
-               check=True, stdout=subprocess.DEVNULL)
+write_project(root, mocks, "chains", "chain.h", header, sources)
