@@ -32,9 +32,14 @@ export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_f
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$METAGUARD_ROOT}"
 # CMake reads the launcher from the environment, so the projects the tests
 # configure (packaging, whole-program, sanitizers) use the cache as well.
-if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null 2>&1; then
-  export CMAKE_CXX_COMPILER_LAUNCHER=ccache
-fi
+# Called again once the packages are installed: on a new machine ccache
+# arrives with them, and the first build is the one worth caching.
+metaguard_use_ccache() {
+  if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null 2>&1; then
+    export CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  fi
+}
+metaguard_use_ccache
 
 # The main job: build the plugin (clang-19 owns Clang's CMake package,
 # libclang-19-dev and llvm-19-dev hold the headers and LLVM's), run it with
@@ -124,6 +129,7 @@ metaguard_install_packages() {
   apt-get update -qq
   # shellcheck disable=SC2086
   apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  metaguard_use_ccache
 }
 
 # Configures (which also writes compile_commands.json) and builds the given
