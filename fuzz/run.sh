@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs libFuzzer targets for a given time each, one after the other:
 #
-#   fuzz/run.sh SECONDS [TARGET...]     (targets: safetensors sharded_index
-#                                        offload_folder config sizes load_weights
-#                                        pytorch_bin;
+#   fuzz/run.sh SECONDS [TARGET...]     (targets: safetensors_header safetensors
+#                                        sharded_index offload_folder config sizes
+#                                        load_weights pytorch_bin;
 #                                        default: all of them)
 #
 # Builds them first in $METAGUARD_FUZZ_BUILD_DIR (default build-fuzz/, a
@@ -17,7 +17,7 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${METAGUARD_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
-ALL=(safetensors sharded_index offload_folder config sizes load_weights pytorch_bin)
+ALL=(safetensors_header safetensors sharded_index offload_folder config sizes load_weights pytorch_bin)
 
 [ "$#" -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
 seconds="$1"; shift

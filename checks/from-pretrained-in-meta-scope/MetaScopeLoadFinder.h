@@ -53,7 +53,18 @@ public:
 private:
   /// Which kind of meta state an inner loader call must be exposed to.
   enum class Exposure { Scope, DefaultDevice };
+  /// The facet of LoadFacts (MetaScopeLoadCollector.cpp).
   class LoadsFacet;
+  std::unique_ptr<SummaryFacet> makeLoadsFacet();
+  /// Calls that are plumbing between user functions and do not count
+  /// towards CallDepth.
+  static bool isFreeHop(const FunctionDecl *FD);
+  /// The body of a thread Call starts (std::thread, std::jthread, a
+  /// container's emplace of one, std::async that may launch one); a
+  /// std::function given to one runs whatever the translation unit stores
+  /// in it.
+  static std::optional<InvokedCallable> threadStartedBy(const Expr *Call,
+                                                        SummaryTable &Table);
 
   void checkScopeFunctionCall(const Expr *Call, ASTContext &Context);
   /// Reports Call (in F) when it loads, or runs a load, on meta.
@@ -88,7 +99,7 @@ private:
   MetaScopeLoadReporter &Reporter;
   const unsigned CallDepth;
   SummariesFn Summaries;
-  std::unique_ptr<LoadsFacet> Loads;
+  std::unique_ptr<SummaryFacet> Loads;
 
   // Per translation unit.
   llvm::DenseSet<const FunctionDecl *> Analyzed;

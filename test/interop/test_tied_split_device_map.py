@@ -6,7 +6,7 @@ other on "disk".
 
 accelerate warns ("Tied parameters are on different devices") and loads;
 metaguard warns, naming the tie, and keeps the one tensor in memory on the
-CPU for both names (runtime/src/tied_placements.h says why). What each
+CPU for both names (runtime/src/loading/tied_placements.h says why). What each
 library does with these maps, as measured with the pinned versions
 (transformers 5.23, accelerate 1.15):
 

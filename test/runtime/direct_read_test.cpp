@@ -9,7 +9,7 @@
 // METAGUARD_OFFLOAD_READ overrides the option.
 #include <metaguard/metaguard.h>
 
-#include "../../runtime/src/direct_read.h"
+#include "io/direct_read.h"
 #include "expect_text.h"
 #include "loading_test_util.h"
 

@@ -12,7 +12,7 @@
 // are in memory, and between forwards the reader reads one block further.
 #include <metaguard/metaguard.h>
 
-#include "../../runtime/src/offload_registry.h"
+#include "offload/offload_registry.h"
 #include "expect_text.h"
 #include "loading_test_util.h"
 
@@ -507,7 +507,7 @@ public:
   }
   std::vector<torch::Tensor> load_together(const std::vector<std::string> &names) const override {
     if (together_fails_)
-      throw metaguard::FormatError("no mapping today");
+      throw metaguard::FormatError(metaguard::FormatError::Kind::io, "no mapping today");
     std::string joined;
     std::vector<torch::Tensor> values;
     for (const auto &name : names) {

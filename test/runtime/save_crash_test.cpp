@@ -6,7 +6,7 @@
 // checkpoint byte for byte, with no temporary left behind.
 #include <metaguard/metaguard.h>
 
-#include "../../runtime/src/posix_file.h"
+#include "io/posix_file.h"
 #include "loading_test_util.h"
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 // naming it (for offload folders and safetensors files alike).
 #include <metaguard/metaguard.h>
 
-#include "../../runtime/src/staging_pool.h"
+#include "io/staging_pool.h"
 #include "expect_text.h"
 #include "loading_test_util.h"
 

@@ -7,7 +7,7 @@
 #include <metaguard/metaguard.h>
 
 #include "expect_text.h"
-#include "../../runtime/src/mapped_read.h"
+#include "io/mapped_read.h"
 #include "loading_test_util.h"
 
 #include <gtest/gtest.h>

@@ -130,7 +130,7 @@ public:
   const File &file_of(std::string_view name) const {
     const auto it = shard_of_.find(name);
     if (it == shard_of_.end())
-      throw FormatError("checkpoint '" + folder_.string() + "': tensor '" + std::string(name) +
+      throw FormatError(FormatError::Kind::missing, "checkpoint '" + folder_.string() + "': tensor '" + std::string(name) +
                         "': not in the checkpoint");
     return files_[it->second];
   }

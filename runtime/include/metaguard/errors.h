@@ -38,9 +38,24 @@ public:
 };
 
 // A checkpoint, index or config file is malformed or does not match the model.
+// kind() says which, so that a caller can act on it without reading the
+// message (e.g. fetch the real weights on lfs_pointer, retry on io).
 class FormatError : public Error {
 public:
-  using Error::Error;
+  enum class Kind {
+    malformed,   // the bytes break the format's rules (JSON, layout, pickle)
+    truncated,   // shorter than its contents say, or shrunk while in use
+    unsupported, // well formed, but metaguard cannot read it (dtype, byte order)
+    missing,     // no such file, or no such tensor or key in it
+    mismatch,    // well formed, but it does not fit the model it is loaded into
+    lfs_pointer, // a git-lfs pointer file stands where the weights should be
+    io,          // the operating system refused a read, a write or a rename
+  };
+  FormatError(Kind kind, const std::string &what) : Error(what), kind_(kind) {}
+  Kind kind() const noexcept { return kind_; }
+
+private:
+  Kind kind_;
 };
 
 } // namespace metaguard

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <metaguard/errors.h>
+#include <metaguard/safetensors_header.h>
 
 #include <torch/types.h>
 
@@ -42,17 +43,6 @@ struct SafetensorsOptions {
   // die of SIGBUS). Costs a read of every tensor; for files on shared or
   // network file systems that others may rewrite.
   bool copy_on_load = false;
-};
-
-// One tensor's entry in the header. Offsets are relative to the data section
-// (which starts right after the header), as in the file.
-struct TensorInfo {
-  std::string name;
-  std::string dtype; // as written, e.g. "F32", "U16"
-  std::vector<std::int64_t> shape;
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::int64_t nbytes() const { return end - begin; }
 };
 
 class SafetensorsFile;

@@ -1,0 +1,106 @@
+#include "io/staging_pool.h"
+
+#include "io/mappings.h"
+#include "io/posix_file.h"
+
+#include <c10/util/accumulate.h>
+
+#include <map>
+#include <mutex>
+#include <sys/mman.h>
+
+namespace metaguard::detail {
+
+struct StagingPool::State {
+  std::mutex mutex;
+  std::size_t max_idle = 0;
+  std::size_t idle = 0;
+  std::size_t reuses = 0;
+  std::multimap<std::size_t, void *> free; // capacity -> buffer
+  ~State() {
+    for (const auto &[capacity, buffer] : free)
+      ::munmap(buffer, capacity);
+  }
+};
+
+namespace {
+
+std::size_t capacity_for(std::size_t bytes) {
+  std::size_t capacity = StagingPool::kSmallest;
+  while (capacity < bytes)
+    capacity <<= 1;
+  return capacity;
+}
+
+void *take(StagingPool::State &state, std::size_t capacity) {
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    const auto it = state.free.find(capacity);
+    if (it != state.free.end()) {
+      void *buffer = it->second;
+      state.free.erase(it);
+      state.idle -= capacity;
+      ++state.reuses;
+      return buffer;
+    }
+  }
+  return map_anonymous(capacity, /*prefault=*/false);
+}
+
+void give_back(StagingPool::State &state, void *buffer, std::size_t capacity) {
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (state.idle + capacity <= state.max_idle) {
+      state.free.emplace(capacity, buffer);
+      state.idle += capacity;
+      return;
+    }
+  }
+  ::munmap(buffer, capacity);
+}
+
+} // namespace
+
+StagingPool::StagingPool(std::size_t max_idle_bytes) : state_(std::make_shared<State>()) {
+  state_->max_idle = max_idle_bytes;
+}
+
+StagingPool &StagingPool::shared() {
+  // Never destroyed: tensors may return buffers during static destruction.
+  static auto *pool = new StagingPool(std::size_t{64} << 20);
+  return *pool;
+}
+
+torch::Tensor StagingPool::empty(const std::vector<std::int64_t> &shape, torch::Dtype dtype) {
+  const auto options = torch::TensorOptions().dtype(dtype);
+  const auto bytes = static_cast<std::size_t>(c10::multiply_integers(shape)) * c10::elementSize(dtype);
+  const std::size_t capacity = capacity_for(bytes);
+  void *buffer = bytes <= kLargest ? take(*state_, capacity) : nullptr;
+  if (buffer == nullptr)
+    return torch::empty(shape, options);
+  // The deleter holds the state, not the pool: a buffer outliving a local
+  // pool is still returned (and freed with the state).
+  return torch::from_blob(
+      buffer, shape, [state = state_, capacity](void *p) { give_back(*state, p, capacity); }, options);
+}
+
+std::size_t StagingPool::idle_bytes() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->idle;
+}
+
+std::size_t StagingPool::reuses() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->reuses;
+}
+
+torch::Tensor read_staged(int fd, const std::filesystem::path &path, const std::vector<std::int64_t> &shape,
+                          torch::Dtype dtype, std::int64_t offset) {
+  const auto bytes = static_cast<std::size_t>(c10::multiply_integers(shape)) * c10::elementSize(dtype);
+  torch::Tensor out = bytes >= StagingPool::kSmallest ? StagingPool::shared().empty(shape, dtype)
+                                                      : torch::empty(shape, torch::TensorOptions().dtype(dtype));
+  read_exact(fd, path, out.data_ptr(), bytes, offset);
+  return out;
+}
+
+} // namespace metaguard::detail
