@@ -320,6 +320,8 @@ def pytorch_bin_seeds():
 
 
 TARGETS = {
+    # The header parser reads the same files, from memory.
+    "safetensors_header": safetensors_seeds,
     "safetensors": safetensors_seeds,
     "sharded_index": index_seeds,
     "offload_folder": offload_seeds,
