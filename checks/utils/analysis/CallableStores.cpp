@@ -381,8 +381,8 @@ public:
   // insert_or_assign(k, value), emplace_hint.
   bool VisitCXXMemberCallExpr(CXXMemberCallExpr *Call) {
     if (!isMethodNamed(Call->getMethodDecl(),
-                       {"emplace", "try_emplace", "insert",
-                        "insert_or_assign", "emplace_hint"}))
+                       {"emplace", "try_emplace", "insert", "insert_or_assign",
+                        "emplace_hint"}))
       return true;
     if (const ValueDecl *Table = tableOf(Call->getImplicitObjectArgument()))
       for (const Expr *Arg : Call->arguments())
@@ -466,12 +466,11 @@ public:
     if (!Callee || !counts(Callee))
       return true;
     // A member operator's first argument is its object.
-    unsigned Skip = isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Callee)
-                        ? 1
-                        : 0;
-    add(Callee, llvm::ArrayRef<const Expr *>(Call->getArgs(),
-                                             Call->getNumArgs())
-                    .drop_front(Skip));
+    unsigned Skip =
+        isa<CXXOperatorCallExpr>(Call) && isa<CXXMethodDecl>(Callee) ? 1 : 0;
+    add(Callee,
+        llvm::ArrayRef<const Expr *>(Call->getArgs(), Call->getNumArgs())
+            .drop_front(Skip));
     return true;
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *Construct) {
@@ -642,8 +641,7 @@ void CallableStores::resolveTableParameters(Pending &Work) {
   // units.
   for (const auto &[Param, Tables] : Passed) {
     llvm::SmallSetVector<const ValueDecl *, 2> Roots;
-    llvm::SmallVector<const ValueDecl *, 4> Queue(Tables.begin(),
-                                                  Tables.end());
+    llvm::SmallVector<const ValueDecl *, 4> Queue(Tables.begin(), Tables.end());
     for (unsigned Steps = 0; !Queue.empty() && Steps < 16; ++Steps) {
       const ValueDecl *Table = Queue.pop_back_val();
       const auto *Inner = dyn_cast<ParmVarDecl>(Table);

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_CALLABLESTORES_H
-#define METAGUARD_CHECKS_UTILS_CALLABLESTORES_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_CALLABLESTORES_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_CALLABLESTORES_H
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
@@ -76,10 +76,10 @@ public:
 
   /// Calls Fn with every slot of the index and the functions stored into it
   /// (what another translation unit's calls through the slot may run).
-  void forEachStore(
-      llvm::function_ref<void(const ValueDecl *,
-                              llvm::ArrayRef<const FunctionDecl *>)>
-          Fn);
+  void
+  forEachStore(llvm::function_ref<void(const ValueDecl *,
+                                       llvm::ArrayRef<const FunctionDecl *>)>
+                   Fn);
 
   /// The tables whose stores Slot holds: for a table parameter, the tables
   /// every call site passes; for an iterator member, the tables it is set
@@ -110,4 +110,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_CALLABLESTORES_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_CALLABLESTORES_H

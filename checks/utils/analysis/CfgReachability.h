@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_CFGREACHABILITY_H
-#define METAGUARD_CHECKS_UTILS_CFGREACHABILITY_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_CFGREACHABILITY_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_CFGREACHABILITY_H
 
 #include "utils/analysis/StmtParents.h"
 
@@ -162,4 +162,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_CFGREACHABILITY_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_CFGREACHABILITY_H

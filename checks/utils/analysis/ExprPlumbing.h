@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_EXPRPLUMBING_H
-#define METAGUARD_CHECKS_UTILS_EXPRPLUMBING_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_EXPRPLUMBING_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_EXPRPLUMBING_H
 
 #include "clang/AST/Expr.h"
 
@@ -48,4 +48,4 @@ const Expr *ignoreExprPlumbing(const Expr *E, const ExprPlumbing &What);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_EXPRPLUMBING_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_EXPRPLUMBING_H

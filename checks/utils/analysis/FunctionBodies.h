@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_FUNCTIONBODIES_H
-#define METAGUARD_CHECKS_UTILS_FUNCTIONBODIES_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_FUNCTIONBODIES_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_FUNCTIONBODIES_H
 
 #include "utils/analysis/StmtParents.h"
 
@@ -48,4 +48,4 @@ const FunctionDecl *functionOfCallableObject(const Expr *Arg);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_FUNCTIONBODIES_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_FUNCTIONBODIES_H

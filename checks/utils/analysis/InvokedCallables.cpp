@@ -49,7 +49,8 @@ bool isPolicy(const Expr *E) {
   if (const auto *Enum = T->getAs<EnumType>())
     return isStdNamed(Enum->getDecl(), "launch");
   const CXXRecordDecl *RD = T->getAsCXXRecordDecl();
-  return RD && RD->getIdentifier() && compat::endsWith(RD->getName(), "_policy");
+  return RD && RD->getIdentifier() &&
+         compat::endsWith(RD->getName(), "_policy");
 }
 
 /// Whether E is exactly std::launch::deferred.
@@ -158,7 +159,8 @@ std::optional<Shape> shapeOf(const Expr *Call,
     // std::ranges::for_each(r, f): a call of an algorithm object.
     if (Op->getOperator() != OO_Call || Op->getNumArgs() < 2)
       return std::nullopt;
-    const auto *Ref = dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
+    const auto *Ref =
+        dyn_cast<DeclRefExpr>(Op->getArg(0)->IgnoreParenImpCasts());
     const auto *Object = Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
     if (!Object || !Object->getIdentifier() ||
         !llvm::is_contained(Algorithms, Object->getName()) ||
@@ -232,8 +234,8 @@ std::optional<InvokedCallable> invokedCallable(const Expr *Call,
   return Result;
 }
 
-std::optional<InvokedCallable>
-deferredCallableRunBy(const Expr *Call, CallableStores *Stores) {
+std::optional<InvokedCallable> deferredCallableRunBy(const Expr *Call,
+                                                     CallableStores *Stores) {
   const auto *Member = dyn_cast<CXXMemberCallExpr>(Call);
   const CXXMethodDecl *Method = Member ? Member->getMethodDecl() : nullptr;
   if (!Method || !Method->getIdentifier() ||

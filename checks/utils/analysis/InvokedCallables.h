@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_INVOKEDCALLABLES_H
-#define METAGUARD_CHECKS_UTILS_INVOKEDCALLABLES_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_INVOKEDCALLABLES_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_INVOKEDCALLABLES_H
 
 #include "utils/analysis/CallableStores.h"
 
@@ -63,8 +63,8 @@ struct InvokedCallable {
 /// lambda visible here (a std::function or function pointer passed in).
 /// With Stores, a std::function read from a variable, member or table runs
 /// any function the translation unit stores there.
-std::optional<InvokedCallable> invokedCallable(const Expr *Call,
-                                               CallableStores *Stores = nullptr);
+std::optional<InvokedCallable>
+invokedCallable(const Expr *Call, CallableStores *Stores = nullptr);
 
 /// The deferred task that Call runs on the calling thread, when Call is a
 /// get() or wait() on a local std::future / std::shared_future initialised by
@@ -76,4 +76,4 @@ deferredCallableRunBy(const Expr *Call, CallableStores *Stores = nullptr);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_INVOKEDCALLABLES_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_INVOKEDCALLABLES_H

@@ -120,7 +120,7 @@ void forEachUse(const Stmt *Root, const VarDecl *VD,
 
 /// forEachAssignment for a variable or a parameter of a function.
 static bool forEachAssignmentIn(const VarDecl *VD,
-                         llvm::function_ref<bool(const Expr *)> Fn) {
+                                llvm::function_ref<bool(const Expr *)> Fn) {
   const auto *F = dyn_cast_or_null<FunctionDecl>(VD->getDeclContext());
   if (!F || !F->getBody())
     return false;

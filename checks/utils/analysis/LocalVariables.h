@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_LOCALVARIABLES_H
-#define METAGUARD_CHECKS_UTILS_LOCALVARIABLES_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_LOCALVARIABLES_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_LOCALVARIABLES_H
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
@@ -50,4 +50,4 @@ const VarDecl *variableOfName(const ValueDecl *D);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_LOCALVARIABLES_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_LOCALVARIABLES_H

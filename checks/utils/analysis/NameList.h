@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_NAMELIST_H
-#define METAGUARD_CHECKS_UTILS_NAMELIST_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_NAMELIST_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_NAMELIST_H
 
 #include "clang/AST/Decl.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -78,4 +78,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_NAMELIST_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_NAMELIST_H

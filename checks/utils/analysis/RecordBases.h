@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_RECORDBASES_H
-#define METAGUARD_CHECKS_UTILS_RECORDBASES_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_RECORDBASES_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_RECORDBASES_H
 
 #include "clang/AST/DeclCXX.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -37,4 +37,4 @@ template <class Pred> bool recordOrBase(const CXXRecordDecl *RD, Pred P) {
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_RECORDBASES_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_RECORDBASES_H

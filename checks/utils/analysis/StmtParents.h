@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_STMTPARENTS_H
-#define METAGUARD_CHECKS_UTILS_STMTPARENTS_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_STMTPARENTS_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_STMTPARENTS_H
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/ExprCXX.h"
@@ -84,4 +84,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_STMTPARENTS_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_STMTPARENTS_H

@@ -26,8 +26,7 @@ bool calleeMayThrow(const FunctionDecl *FD) {
   // specification may be left unresolved.
   if (isa<CXXDestructorDecl>(FD)) {
     const auto *Proto = FD->getType()->getAs<FunctionProtoType>();
-    return Proto &&
-           !isUnresolvedExceptionSpec(Proto->getExceptionSpecType()) &&
+    return Proto && !isUnresolvedExceptionSpec(Proto->getExceptionSpecType()) &&
            !Proto->isNothrow();
   }
   if (FD->getBuiltinID())

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_THROWINGEXPRS_H
-#define METAGUARD_CHECKS_UTILS_THROWINGEXPRS_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_THROWINGEXPRS_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_THROWINGEXPRS_H
 
 #include "clang/AST/Stmt.h"
 
@@ -23,4 +23,4 @@ bool mayThrow(const Stmt *S);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_THROWINGEXPRS_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_THROWINGEXPRS_H

@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_USERCODEMATCHERS_H
-#define METAGUARD_CHECKS_UTILS_USERCODEMATCHERS_H
+#ifndef METAGUARD_CHECKS_UTILS_ANALYSIS_USERCODEMATCHERS_H
+#define METAGUARD_CHECKS_UTILS_ANALYSIS_USERCODEMATCHERS_H
 
 #include "utils/ClangCompat.h"
 
@@ -102,4 +102,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_USERCODEMATCHERS_H
+#endif // METAGUARD_CHECKS_UTILS_ANALYSIS_USERCODEMATCHERS_H

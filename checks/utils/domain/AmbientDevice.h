@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H
-#define METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_AMBIENTDEVICE_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_AMBIENTDEVICE_H
 
 #include "utils/analysis/CfgReachability.h"
 #include "utils/analysis/NameList.h"
@@ -292,4 +292,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_AMBIENTDEVICE_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_AMBIENTDEVICE_H

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_AMBIENTDEVICENOTES_H
-#define METAGUARD_CHECKS_UTILS_AMBIENTDEVICENOTES_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_AMBIENTDEVICENOTES_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_AMBIENTDEVICENOTES_H
 
 #include "utils/domain/AmbientDevice.h"
 
@@ -32,4 +32,4 @@ void noteAmbientOriginAt(ClangTidyCheck &Check, AmbientDevice::Source Kind,
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_AMBIENTDEVICENOTES_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_AMBIENTDEVICENOTES_H

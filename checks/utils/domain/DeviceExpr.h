@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
-#define METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_DEVICEEXPR_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_DEVICEEXPR_H
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -63,4 +63,4 @@ bool isInMemoryDeviceMap(const Expr *E);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_DEVICEEXPR_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_DEVICEEXPR_H

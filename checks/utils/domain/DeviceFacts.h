@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_DEVICEFACTS_H
-#define METAGUARD_CHECKS_UTILS_DEVICEFACTS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_DEVICEFACTS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_DEVICEFACTS_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -70,4 +70,4 @@ struct DeviceFacts {
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_DEVICEFACTS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_DEVICEFACTS_H

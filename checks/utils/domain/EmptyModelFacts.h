@@ -28,8 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_EMPTYMODELFACTS_H
-#define METAGUARD_CHECKS_UTILS_EMPTYMODELFACTS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_EMPTYMODELFACTS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_EMPTYMODELFACTS_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -132,4 +132,4 @@ struct EmptyModelFacts {
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_EMPTYMODELFACTS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_EMPTYMODELFACTS_H

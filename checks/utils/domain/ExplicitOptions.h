@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_EXPLICITOPTIONS_H
-#define METAGUARD_CHECKS_UTILS_EXPLICITOPTIONS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_EXPLICITOPTIONS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_EXPLICITOPTIONS_H
 
 #include "utils/analysis/CfgReachability.h"
 
@@ -53,4 +53,4 @@ const Expr *explicitOptionValue(const Expr *Found, const FunctionDecl *Fn,
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_EXPLICITOPTIONS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_EXPLICITOPTIONS_H

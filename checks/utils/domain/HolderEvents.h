@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_HOLDEREVENTS_H
-#define METAGUARD_CHECKS_UTILS_HOLDEREVENTS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_HOLDEREVENTS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_HOLDEREVENTS_H
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
@@ -70,4 +70,4 @@ bool engagedByInit(const VarDecl *VD);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_HOLDEREVENTS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_HOLDEREVENTS_H

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_LIBRARYCODE_H
-#define METAGUARD_CHECKS_UTILS_LIBRARYCODE_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_LIBRARYCODE_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_LIBRARYCODE_H
 
 #include "clang/AST/Decl.h"
 
@@ -20,4 +20,4 @@ bool isLibraryFunction(const FunctionDecl *FD);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_LIBRARYCODE_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_LIBRARYCODE_H

@@ -36,7 +36,10 @@ void LoadFacts::read(FactReader &R) {
 std::vector<MergeRule> LoadFacts::mergeRules() {
   MergeRule Loads;
   Loads.Key = "loads_weights";
-  Loads.Details = {"loads_at", "loader", "loads_in", "loads_depth",
+  Loads.Details = {"loads_at",
+                   "loader",
+                   "loads_in",
+                   "loads_depth",
                    "loads_only_after_setting_device",
                    "loads_only_on_other_threads"};
   return {Loads};

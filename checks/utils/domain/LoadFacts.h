@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_LOADFACTS_H
-#define METAGUARD_CHECKS_UTILS_LOADFACTS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_LOADFACTS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_LOADFACTS_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -50,4 +50,4 @@ struct LoadFacts {
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_LOADFACTS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_LOADFACTS_H

@@ -64,7 +64,8 @@ const FunctionDecl *calledFunction(const Stmt *S) {
     if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
         Op && Op->getOperator() == OO_Call && Op->getNumArgs() > 0 &&
         isStdFunctionType(Op->getArg(0)->getType()))
-      if (const FunctionDecl *Target = CallableStores::soleTarget(Op->getArg(0)))
+      if (const FunctionDecl *Target =
+              CallableStores::soleTarget(Op->getArg(0)))
         return Target;
     if (Direct)
       return Direct;

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_LOADERCALLS_H
-#define METAGUARD_CHECKS_UTILS_LOADERCALLS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_LOADERCALLS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_LOADERCALLS_H
 
 #include "utils/analysis/NameList.h"
 
@@ -62,4 +62,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_LOADERCALLS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_LOADERCALLS_H

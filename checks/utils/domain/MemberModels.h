@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_MEMBERMODELS_H
-#define METAGUARD_CHECKS_UTILS_MEMBERMODELS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_MEMBERMODELS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_MEMBERMODELS_H
 
 #include "utils/domain/ModuleExprs.h"
 
@@ -43,4 +43,4 @@ constexpr unsigned MaxLaterMethods = 64;
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_MEMBERMODELS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_MEMBERMODELS_H

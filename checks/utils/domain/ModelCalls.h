@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_MODELCALLS_H
-#define METAGUARD_CHECKS_UTILS_MODELCALLS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_MODELCALLS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_MODELCALLS_H
 
 #include "clang/AST/ExprCXX.h"
 
@@ -29,4 +29,4 @@ const Expr *movedModel(const CXXMemberCallExpr *Call);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_MODELCALLS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_MODELCALLS_H

@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_MODELFACTS_H
-#define METAGUARD_CHECKS_UTILS_MODELFACTS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_MODELFACTS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_MODELFACTS_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -101,4 +101,4 @@ struct ModelFacts {
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_MODELFACTS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_MODELFACTS_H

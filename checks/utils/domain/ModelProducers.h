@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_MODELPRODUCERS_H
-#define METAGUARD_CHECKS_UTILS_MODELPRODUCERS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_MODELPRODUCERS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_MODELPRODUCERS_H
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -25,4 +25,4 @@ const CallExpr *producingCall(const Expr *Init);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_MODELPRODUCERS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_MODELPRODUCERS_H

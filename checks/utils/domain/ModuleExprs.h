@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_MODULEEXPRS_H
-#define METAGUARD_CHECKS_UTILS_MODULEEXPRS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_MODULEEXPRS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_MODULEEXPRS_H
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/DeclCXX.h"
@@ -88,8 +88,9 @@ bool isModelValueType(QualType T);
 /// Whether T (references and cv-qualifiers ignored) is a standard container
 /// (std::vector, std::map, std::array, ...) of models or of smart pointers
 /// to models, also through nested standard templates (a vector of
-/// `std::pair<std::string, Net>`). Its elements are not told apart: an element stands for the
-/// container, as an element of a module list stands for the list.
+/// `std::pair<std::string, Net>`). Its elements are not told apart: an element
+/// stands for the container, as an element of a module list stands for the
+/// list.
 bool isModelContainerType(QualType T);
 
 /// Whether Field is a member of a standard-library class (`first` and
@@ -120,4 +121,4 @@ bool isDeviceType(QualType T);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_MODULEEXPRS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_MODULEEXPRS_H

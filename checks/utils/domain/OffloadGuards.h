@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_OFFLOADGUARDS_H
-#define METAGUARD_CHECKS_UTILS_OFFLOADGUARDS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_OFFLOADGUARDS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_OFFLOADGUARDS_H
 
 #include "utils/analysis/StmtParents.h"
 #include "utils/domain/ModuleExprs.h"
@@ -38,4 +38,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_OFFLOADGUARDS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_OFFLOADGUARDS_H

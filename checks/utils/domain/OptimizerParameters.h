@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_OPTIMIZERPARAMETERS_H
-#define METAGUARD_CHECKS_UTILS_OPTIMIZERPARAMETERS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_OPTIMIZERPARAMETERS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_OPTIMIZERPARAMETERS_H
 
 #include "utils/domain/ModuleExprs.h"
 #include "utils/domain/TensorWrites.h"
@@ -40,4 +40,4 @@ std::optional<OptimizerStep> optimizerStep(const CXXMemberCallExpr *Call,
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_OPTIMIZERPARAMETERS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_OPTIMIZERPARAMETERS_H

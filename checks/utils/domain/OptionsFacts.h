@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_OPTIONSFACTS_H
-#define METAGUARD_CHECKS_UTILS_OPTIONSFACTS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_OPTIONSFACTS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_OPTIONSFACTS_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -38,4 +38,4 @@ struct OptionsFacts {
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_OPTIONSFACTS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_OPTIONSFACTS_H

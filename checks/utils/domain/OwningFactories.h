@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_OWNINGFACTORIES_H
-#define METAGUARD_CHECKS_UTILS_OWNINGFACTORIES_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_OWNINGFACTORIES_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_OWNINGFACTORIES_H
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/Expr.h"
@@ -58,4 +58,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_OWNINGFACTORIES_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_OWNINGFACTORIES_H

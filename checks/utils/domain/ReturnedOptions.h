@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_RETURNEDOPTIONS_H
-#define METAGUARD_CHECKS_UTILS_RETURNEDOPTIONS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_RETURNEDOPTIONS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_RETURNEDOPTIONS_H
 
 #include "utils/analysis/CfgReachability.h"
 #include "utils/domain/OptionsFacts.h"
@@ -45,4 +45,4 @@ DeviceMapKind classifyDeviceMapValue(const Expr *Value);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_RETURNEDOPTIONS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_RETURNEDOPTIONS_H

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_SCOPEGUARDS_H
-#define METAGUARD_CHECKS_UTILS_SCOPEGUARDS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_SCOPEGUARDS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_SCOPEGUARDS_H
 
 #include "utils/analysis/CfgReachability.h"
 #include "utils/analysis/NameList.h"
@@ -145,4 +145,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_SCOPEGUARDS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_SCOPEGUARDS_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_TENSORREADS_H
-#define METAGUARD_CHECKS_UTILS_TENSORREADS_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_TENSORREADS_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_TENSORREADS_H
 
 #include "clang/AST/Expr.h"
 
@@ -43,4 +43,4 @@ const Expr *computedFrom(const Expr *E);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_TENSORREADS_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_TENSORREADS_H

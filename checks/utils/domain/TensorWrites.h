@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_TENSORWRITES_H
-#define METAGUARD_CHECKS_UTILS_TENSORWRITES_H
+#ifndef METAGUARD_CHECKS_UTILS_DOMAIN_TENSORWRITES_H
+#define METAGUARD_CHECKS_UTILS_DOMAIN_TENSORWRITES_H
 
 #include "utils/analysis/NameList.h"
 #include "utils/analysis/StmtParents.h"
@@ -70,4 +70,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_TENSORWRITES_H
+#endif // METAGUARD_CHECKS_UTILS_DOMAIN_TENSORWRITES_H

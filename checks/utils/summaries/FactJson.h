@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_FACTJSON_H
-#define METAGUARD_CHECKS_UTILS_FACTJSON_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_FACTJSON_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_FACTJSON_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -109,4 +109,4 @@ llvm::StringRef enumName(Enum E,
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_FACTJSON_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_FACTJSON_H

@@ -17,8 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
-#define METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_FUNCTIONSUMMARIES_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_FUNCTIONSUMMARIES_H
 
 #include "utils/analysis/CallableStores.h"
 #include "utils/summaries/FunctionSummary.h"
@@ -225,4 +225,4 @@ std::shared_ptr<SummaryTable> sharedSummaryTable(ASTContext &Context);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARIES_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_FUNCTIONSUMMARIES_H

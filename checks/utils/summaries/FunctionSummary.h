@@ -25,8 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARY_H
-#define METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARY_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_FUNCTIONSUMMARY_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_FUNCTIONSUMMARY_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -216,4 +216,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_FUNCTIONSUMMARY_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_FUNCTIONSUMMARY_H

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_SUMMARYFACTS_H
-#define METAGUARD_CHECKS_UTILS_SUMMARYFACTS_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYFACTS_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYFACTS_H
 
 #include "utils/summaries/FunctionSummary.h"
 
@@ -92,4 +92,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_SUMMARYFACTS_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYFACTS_H

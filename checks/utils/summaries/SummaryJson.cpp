@@ -112,8 +112,8 @@ void readUsrMap(const Json &Root, const char *Key, llvm::StringRef Path,
   if (It == Root.end())
     return;
   if (!It->is_object()) {
-    Errors.push_back((Path + ": key \"" + Key +
-                      "\": expected an object, got " + jsonTypeName(*It))
+    Errors.push_back((Path + ": key \"" + Key + "\": expected an object, got " +
+                      jsonTypeName(*It))
                          .str());
     return;
   }

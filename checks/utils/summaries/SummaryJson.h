@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_SUMMARYJSON_H
-#define METAGUARD_CHECKS_UTILS_SUMMARYJSON_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYJSON_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYJSON_H
 
 #include "utils/summaries/FactJson.h"
 #include "utils/summaries/FunctionSummary.h"
@@ -85,4 +85,4 @@ std::string writeFileAtomically(llvm::StringRef Path, llvm::StringRef Contents);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_SUMMARYJSON_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYJSON_H

@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_SUMMARYMERGE_H
-#define METAGUARD_CHECKS_UTILS_SUMMARYMERGE_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYMERGE_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYMERGE_H
 
 #include "utils/summaries/FactJson.h"
 #include "utils/summaries/FunctionSummary.h"
@@ -86,4 +86,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_SUMMARYMERGE_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_SUMMARYMERGE_H

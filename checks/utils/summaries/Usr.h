@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_USR_H
-#define METAGUARD_CHECKS_UTILS_USR_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_USR_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_USR_H
 
 #include "clang/AST/Decl.h"
 
@@ -28,4 +28,4 @@ std::string usrOf(const Decl *D);
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_USR_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_USR_H

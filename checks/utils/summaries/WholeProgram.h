@@ -26,8 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
-#define METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
+#ifndef METAGUARD_CHECKS_UTILS_SUMMARIES_WHOLEPROGRAM_H
+#define METAGUARD_CHECKS_UTILS_SUMMARIES_WHOLEPROGRAM_H
 
 #include "utils/summaries/FunctionSummaries.h"
 #include "utils/summaries/FunctionSummary.h"
@@ -128,4 +128,4 @@ private:
 
 } // namespace clang::tidy::metaguard
 
-#endif // METAGUARD_CHECKS_UTILS_WHOLEPROGRAM_H
+#endif // METAGUARD_CHECKS_UTILS_SUMMARIES_WHOLEPROGRAM_H
