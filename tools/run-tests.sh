@@ -75,6 +75,7 @@ if [ "${CI:-}" = "true" ] || [ "${METAGUARD_SANITIZED_TESTS:-0}" = "1" ]; then
   san_dir="${METAGUARD_ASAN_BUILD_DIR:-$METAGUARD_BUILD_DIR-asan}"
   san_tests=(metaguard_safetensors_test metaguard_safetensors_validation_test metaguard_checkpoint_test
              metaguard_offload_folder_test metaguard_loading_test metaguard_concurrency_test
+             metaguard_safetensors_header_test metaguard_fuzz_replay_safetensors_header
              metaguard_fuzz_replay_safetensors metaguard_fuzz_replay_sharded_index
              metaguard_fuzz_replay_offload_folder metaguard_fuzz_replay_config
              metaguard_fuzz_replay_sizes metaguard_fuzz_replay_load_weights
