@@ -11,7 +11,6 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <fstream>
 #include <map>
 #include <memory>

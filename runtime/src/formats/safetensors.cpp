@@ -59,6 +59,24 @@ void index_names(SafetensorsData &data) {
   }
 }
 
+// What opening either kind of file ends with: the names indexed, the whole
+// file mapped (an empty one has nothing to map), the descriptor kept for the
+// reads that bypass the mapping.
+std::shared_ptr<const SafetensorsData> finish_open(std::shared_ptr<SafetensorsData> data,
+                                                   detail::UniqueFd fd,
+                                                   const SafetensorsOptions &options) {
+  index_names(*data);
+  if (data->file_size > 0)
+    data->mapping = detail::map_whole_file(fd.get(), data->label, data->path,
+                                           static_cast<std::size_t>(data->file_size),
+                                           /*writable=*/true, options.populate);
+  else
+    data->mapping = std::make_shared<detail::Mapping>();
+  data->fd = std::move(fd);
+  data->copy_on_load = options.copy_on_load;
+  return data;
+}
+
 std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &path,
                                                  const SafetensorsOptions &options) {
   auto data = std::make_shared<SafetensorsData>();
@@ -76,13 +94,7 @@ std::shared_ptr<const SafetensorsData> open_file(const std::filesystem::path &pa
   data->data_offset = parsed.data_offset;
   data->tensors = std::move(parsed.tensors);
   data->metadata = std::move(parsed.metadata);
-  index_names(*data);
-  data->mapping = detail::map_whole_file(fd.get(), data->label, path,
-                                         static_cast<std::size_t>(data->file_size),
-                                         /*writable=*/true, options.populate);
-  data->fd = std::move(fd);
-  data->copy_on_load = options.copy_on_load;
-  return data;
+  return finish_open(std::move(data), std::move(fd), options);
 }
 
 std::shared_ptr<const SafetensorsData> open_tensor_file(const std::filesystem::path &path,
@@ -94,16 +106,7 @@ std::shared_ptr<const SafetensorsData> open_tensor_file(const std::filesystem::p
   detail::UniqueFd fd = detail::open_regular_file(path, data->label, data->file_size);
   detail::check_tensor_ranges(tensors, data->file_size, data->label, path);
   data->tensors = std::move(tensors);
-  index_names(*data);
-  if (data->file_size > 0)
-    data->mapping = detail::map_whole_file(fd.get(), data->label, path,
-                                           static_cast<std::size_t>(data->file_size),
-                                           /*writable=*/true, options.populate);
-  else
-    data->mapping = std::make_shared<detail::Mapping>();
-  data->fd = std::move(fd);
-  data->copy_on_load = options.copy_on_load;
-  return data;
+  return finish_open(std::move(data), std::move(fd), options);
 }
 
 // Where `info`'s bytes are, for the shared readers and checks.

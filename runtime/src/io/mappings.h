@@ -25,6 +25,8 @@ struct Mapping {
   Mapping(const Mapping &) = delete;
   Mapping &operator=(const Mapping &) = delete;
   ~Mapping();
+  // Releases the mapping now (the destructor does it otherwise).
+  void unmap();
   // Where the file's byte `offset` (inside the mapping) is.
   char *at(std::int64_t offset) const { return static_cast<char *>(address) + (offset - from); }
 };
