@@ -32,6 +32,7 @@
 #include "models/llama.h"
 
 #include "bench_util.h"
+#include "io/direct_read.h"
 
 #include <metaguard/metaguard.h>
 
@@ -133,6 +134,7 @@ int forward(const std::vector<std::string> &args) {
          {"forward_s", measured.seconds},
          {"peak_rss", metaguard_bench::proc_status_bytes("VmHWM:")},
          {"dropped", dropped},
+         {"direct_reads", metaguard::detail::direct_reads()},
          {"threads", at::get_num_threads()}});
   return 0;
 }

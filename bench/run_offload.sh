@@ -16,8 +16,8 @@
 # is dropped (echo 1 > /proc/sys/vm/drop_caches) before every process. On the
 # Llama checkpoint of bench/side_by_side.py (second half of the layers on
 # "disk"), with the same map, threads and ids: metaguard's from_pretrained
-# with OffloadReadMode direct and cached (METAGUARD_OFFLOAD_READ), transformers'
-# from_pretrained(device_map, offload_folder) and accelerate's
+# with OffloadReadMode automatic, direct and cached (METAGUARD_OFFLOAD_READ),
+# transformers' from_pretrained(device_map, offload_folder) and accelerate's
 # load_checkpoint_and_dispatch. Outside any cgroup: the in-memory forward (the
 # compute) and a cold pread of the offloaded bytes (the read). Prints the
 # logits against transformers in memory, medians, peak RSS and the cgroup's

@@ -15,6 +15,9 @@ runs=${6:-3}
 tokens=${7:-16}
 PYTHON=${PYTHON:-/root/.cache/metaguard/python/bin/python}
 threads=2
+# A variant that thrashes under the cap instead of being killed is stopped
+# after this long and reported as failed.
+timeout_s=${METAGUARD_BENCH_TIMEOUT:-300}
 export OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=PASSIVE TQDM_DISABLE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
   TOKENIZERS_PARALLELISM=false
 
@@ -83,8 +86,15 @@ record() {
     mkdir "$cg"
     cgroups+=("$cg")
     echo $((limit_mib * 1024 * 1024)) > "$cg/memory.limit_in_bytes"
-    line=$(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@" 2>>"$work/stderr.log" | tail -n 1) ||
-      line='{"failed": true}'
+    local status=0
+    line=$(sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec timeout "$@"' sh "$cg" "$timeout_s" "$@" \
+      2>>"$work/stderr.log" | tail -n 1) || status=$?
+    case $status in
+      0) ;;
+      124) line="{\"failed\": true, \"reason\": \"still running after $timeout_s s\"}" ;;
+      137) line='{"failed": true, "reason": "killed (out of memory)"}' ;;
+      *) line="{\"failed\": true, \"reason\": \"exit status $status\"}" ;;
+    esac
     local peak failcnt
     peak=$(cat "$cg/memory.max_usage_in_bytes")
     failcnt=$(cat "$cg/memory.failcnt")
@@ -103,7 +113,7 @@ for i in $(seq "$processes"); do
     "$work/logits-metaguard-memory.safetensors" "$runs" warm "$threads"
   record memory-transformers "${py[@]}" forward memory "$work" "$runs" warm "$work/logits-memory-warm.safetensors"
   record read-cold "$bench" read "$work/checkpoint" "$work/device_map.json" "$runs" cold
-  for mode in direct cached; do
+  for mode in automatic direct cached; do
     record "cg-metaguard-$mode" env METAGUARD_OFFLOAD_READ=$mode "$bench" forward "$work/checkpoint" \
       "$work/device_map.json" "$work/ids.safetensors" "$work/logits-metaguard-$mode.safetensors" "$runs" warm "$threads"
   done

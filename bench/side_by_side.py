@@ -312,10 +312,11 @@ def report_cgroup(results, work, limit_mib):
         same = torch.equal(direct, cached)
         ok &= same
         print(f"  metaguard direct and cached bit-equal: {'yes' if same else 'NO'}")
-    failed = [label for label, rs in rows.items() if any(r.get("failed") for r in rs)]
+    failed = sorted({f"{label} ({r.get('reason', 'see stderr.log')})"
+                     for label, rs in rows.items() for r in rs if r.get("failed")})
     if failed:
         ok = False
-        print(f"failed processes (killed by the cgroup? see stderr.log): {', '.join(sorted(failed))}")
+        print(f"failed processes: {', '.join(failed)}")
     mib = 2**20
     print(f"\nvariant (median over processes; cg-: in a {limit_mib} MiB memory cgroup)"
           "   forward     peak RSS   cgroup peak")
@@ -328,10 +329,13 @@ def report_cgroup(results, work, limit_mib):
     read = med("read-cold", "read_s")
     floor = max(compute, read)
     print(f"\ncompute (metaguard in memory) {compute:.3f} s, cold read of the offloaded bytes {read:.3f} s")
-    for label in ("cg-metaguard-direct", "cg-metaguard-cached", "cg-transformers", "cg-accelerate"):
+    reads = med("cg-metaguard-automatic", "direct_reads")
+    print(f"metaguard automatic read {'with O_DIRECT' if reads > 0 else 'through the page cache'}"
+          f" ({reads:.0f} direct reads)")
+    for label in ("cg-metaguard-automatic", "cg-metaguard-direct", "cg-metaguard-cached", "cg-transformers", "cg-accelerate"):
         print(f"RATIO {label[3:]:<18} / max(compute, cold read) = {med(label, 'forward_s') / floor:.2f}")
     tf, ac = med("cg-transformers", "forward_s"), med("cg-accelerate", "forward_s")
-    for mode in ("direct", "cached"):
+    for mode in ("automatic", "direct", "cached"):
         mg = med(f"cg-metaguard-{mode}", "forward_s")
         print(f"RATIO metaguard {mode:<6} / transformers = {mg / tf:.2f}, / accelerate = {mg / ac:.2f}")
     print(f"RATIO metaguard direct / cached = "

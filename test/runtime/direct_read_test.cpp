@@ -183,7 +183,7 @@ TEST_F(DirectReadTest, UnalignedOffsetsAndLengthsReadRightAcrossChunks) {
   detail::DirectBufferPool pool(8192, 2);
   const std::vector<std::pair<std::int64_t, std::int64_t>> ranges = {
       {0, 1},     {1, 3},      {4095, 2},  {4096, 4096}, {4097, 8191}, {123, 40000},
-      {0, 100000}, {99999, 1}, {8191, 8194}, {50001, 49999}};
+      {0, 100000}, {99999, 1}, {8191, 8194}, {50001, 49999}, {1, 99999}, {4097, 70000}, {29999, 70001}};
   for (const auto &[offset, length] : ranges) {
     const torch::Tensor t = detail::read_direct<metaguard::OffloadError>(file, offset, length, {length}, torch::kUInt8,
                                                                           "tensor 'x'", pool);
@@ -195,6 +195,41 @@ TEST_F(DirectReadTest, UnalignedOffsetsAndLengthsReadRightAcrossChunks) {
         << "offset " << offset << " length " << length;
   }
   EXPECT_LE(pool.allocated(), 2u);
+}
+
+TEST_F(DirectReadTest, LargeTensorsAreReadInPlaceIntoMemoryTheNextReadReuses) {
+  TempDir dir;
+  const auto file = dir / "floats.bin";
+  constexpr std::int64_t kCount = 100000; // 400 KB of floats: above kDirectInPlaceFrom
+  std::mt19937 random(11);
+  std::string bytes(static_cast<std::size_t>(kCount * 4 + 8192), '\0');
+  for (auto &c : bytes)
+    c = static_cast<char>(random());
+  metaguard_test::write_bytes(file, bytes);
+  const auto expect_bytes = [&](const torch::Tensor &t, std::int64_t offset) {
+    ASSERT_TRUE(t.defined()) << "the test directory's filesystem refuses O_DIRECT";
+    EXPECT_EQ(std::string(static_cast<const char *>(t.data_ptr()), static_cast<std::size_t>(kCount * 4)),
+              bytes.substr(static_cast<std::size_t>(offset), static_cast<std::size_t>(kCount * 4)))
+        << "offset " << offset;
+  };
+  const auto read = [&](std::int64_t offset) {
+    return detail::read_direct<metaguard::OffloadError>(file, offset, kCount * 4, {kCount}, torch::kFloat32,
+                                                         "tensor 'w'");
+  };
+  if (!read(0).defined())
+    GTEST_SKIP() << "the test directory's filesystem refuses O_DIRECT";
+  // 4100: four bytes into its aligned range, a float boundary (in place).
+  torch::Tensor first = read(4100);
+  expect_bytes(first, 4100);
+  const void *where = first.data_ptr();
+  first.reset();
+  torch::Tensor again = read(4100);
+  expect_bytes(again, 4100);
+  EXPECT_EQ(again.data_ptr(), where) << "the memory of a dead in-place tensor was not reused";
+  // 4098: not on a float boundary of its range; copied out of the pool, right all the same.
+  const torch::Tensor copied = read(4098);
+  expect_bytes(copied, 4098);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copied.data_ptr()) % alignof(float), 0u);
 }
 
 TEST_F(DirectReadTest, AFileShorterThanTheTensorIsATypedErrorNamingIt) {
@@ -209,6 +244,9 @@ TEST_F(DirectReadTest, AFileShorterThanTheTensorIsATypedErrorNamingIt) {
     EXPECT_CONTAINS(e.what(), "tensor 'w'");
     EXPECT_CONTAINS(e.what(), "truncated");
   }
+  // The same past the end of a tensor read in place.
+  EXPECT_THROW(detail::read_direct<metaguard::FormatError>(file, 100, 70000, {70000}, torch::kUInt8, "tensor 'w'"),
+               metaguard::FormatError);
   EXPECT_THROW(detail::read_direct<metaguard::OffloadError>(dir / "missing.bin", 0, 10, {10}, torch::kUInt8, "t"),
                metaguard::OffloadError);
 }
@@ -317,6 +355,9 @@ TEST_F(DirectReadTest, AutomaticIsDirectOnlyBeyondThePageCacheBudget) {
   EXPECT_EQ(detail::resolve_read_mode(OffloadReadMode::cached, 2000, 1000), OffloadReadMode::cached);
   EXPECT_EQ(detail::resolve_read_mode(OffloadReadMode::direct, 10, 1000), OffloadReadMode::direct);
   EXPECT_GT(detail::page_cache_budget(), 0u);
+  // Weights the model keeps in memory come out of the budget: more than the
+  // machine has leaves none.
+  EXPECT_EQ(detail::page_cache_budget(std::uint64_t{1} << 62), 0u);
 
   ::setenv("METAGUARD_OFFLOAD_READ", "direct", 1);
   EXPECT_EQ(detail::resolve_read_mode(OffloadReadMode::cached, 10, 1000), OffloadReadMode::direct);

@@ -7,8 +7,10 @@ namespace metaguard {
 // How the bytes of offloaded parameters are read from their files.
 enum class OffloadReadMode {
   // direct when the offloaded bytes exceed what the page cache can keep for
-  // this process (the memory cgroup's limit less the process's own memory,
-  // or MemAvailable of /proc/meminfo, whichever is smaller), else cached.
+  // this process (the memory cgroup's limit, or MemAvailable of
+  // /proc/meminfo, whichever is smaller, less the process's own memory and
+  // the weights the model keeps in memory) when the hooks are attached,
+  // else cached.
   automatic,
   // Through the page cache (mappings and pread), as before: fastest when the
   // files stay cached between forwards (warm, model smaller than memory).

@@ -135,6 +135,14 @@ torch::Tensor empty_for(const std::vector<std::int64_t> &shape, torch::Dtype dty
   return torch::empty(shape, torch::TensorOptions().dtype(dtype));
 }
 
+// Memory of in-place reads, kept when their tensors die for the next
+// block's reads: no page faults, no zeroing, forward after forward.
+StagingPool &in_place_pool() {
+  // Never destroyed: tensors may return buffers during static destruction.
+  static auto *pool = new StagingPool(kDirectIdleBytes);
+  return *pool;
+}
+
 bool power_of_two(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
 
 std::optional<std::uint64_t> read_number_file(const fs::path &file) {
@@ -255,20 +263,35 @@ torch::Tensor read_direct(const fs::path &file, std::int64_t offset, std::int64_
   const std::int64_t want_end = offset + length;
   const std::int64_t begin = offset & ~(a - 1);
   const std::int64_t end = (want_end + a - 1) & ~(a - 1);
-  torch::Tensor out = empty_for(shape, dtype, static_cast<std::size_t>(length));
+  // In place when the tensor can start where its bytes land in its aligned
+  // range: O_DIRECT into the tensor's own (reused) memory, nothing copied.
+  const std::int64_t lead = offset - begin;
+  torch::Tensor out;
+  if (length >= static_cast<std::int64_t>(kDirectInPlaceFrom) &&
+      lead % static_cast<std::int64_t>(c10::elementSize(dtype)) == 0)
+    out = in_place_pool().window(static_cast<std::size_t>(end - begin), static_cast<std::size_t>(lead), shape, dtype);
+  const bool in_place = out.defined();
+  if (!in_place)
+    out = empty_for(shape, dtype, static_cast<std::size_t>(length));
   char *dest = static_cast<char *>(out.data_ptr());
-  const auto chunk = static_cast<std::int64_t>(pool.buffer_bytes() & ~(align - 1));
+  const std::int64_t call_bytes = in_place ? static_cast<std::int64_t>(kDirectReadCallBytes)
+                                           : static_cast<std::int64_t>(pool.buffer_bytes() & ~(align - 1));
 
   std::int64_t pos = begin;
   while (pos < want_end) {
-    const Borrowed buffer(pool);
-    if (buffer.get() == nullptr)
-      throw read_error<Error>(FormatError::Kind::io, "cannot read " + where + ": no memory for a direct-read buffer of " +
-                  std::to_string(pool.buffer_bytes()) + " bytes");
-    const std::int64_t want = std::min(chunk, end - pos);
+    std::optional<Borrowed> buffer;
+    char *target = dest - lead + (pos - begin);
+    if (!in_place) {
+      buffer.emplace(pool);
+      if (buffer->get() == nullptr)
+        throw read_error<Error>(FormatError::Kind::io, "cannot read " + where + ": no memory for a direct-read buffer of " +
+                    std::to_string(pool.buffer_bytes()) + " bytes");
+      target = buffer->get();
+    }
+    const std::int64_t want = std::min(call_bytes, end - pos);
     ssize_t got = -1;
     do
-      got = ::pread(fd, buffer.get(), static_cast<std::size_t>(want), pos);
+      got = ::pread(fd, target, static_cast<std::size_t>(want), pos);
     while (got < 0 && errno == EINTR);
     if (got < 0) {
       const int error = errno;
@@ -278,8 +301,8 @@ torch::Tensor read_direct(const fs::path &file, std::int64_t offset, std::int64_
     }
     const std::int64_t lo = std::max(pos, offset);
     const std::int64_t hi = std::min(pos + static_cast<std::int64_t>(got), want_end);
-    if (hi > lo)
-      std::memcpy(dest + (lo - offset), buffer.get() + (lo - pos), static_cast<std::size_t>(hi - lo));
+    if (!in_place && hi > lo)
+      std::memcpy(dest + (lo - offset), target + (lo - pos), static_cast<std::size_t>(hi - lo));
     pos += got;
     if (got < want || got % a != 0)
       break; // the end of the file: finished only if the tensor was all there
@@ -316,12 +339,17 @@ void set_direct_open_hook(DirectOpenHook hook) {
   }
 }
 
-std::uint64_t page_cache_budget() {
+std::uint64_t page_cache_budget(std::uint64_t kept_in_memory) {
   std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();
   if (const auto available = read_kib_field("/proc/meminfo", "MemAvailable"))
-    budget = *available;
+    budget = *available > kept_in_memory ? *available - kept_in_memory : 0;
   if (const auto limit = cgroup_limit()) {
-    const std::uint64_t own = read_kib_field("/proc/self/status", "RssAnon").value_or(0);
+    // Weights mapped from a checkpoint are page-cache pages charged to the
+    // cgroup, resident (VmRSS) or soon to be (kept_in_memory, on top of the
+    // process's anonymous memory); they stay, so count the larger.
+    const std::uint64_t resident = read_kib_field("/proc/self/status", "VmRSS").value_or(0);
+    const std::uint64_t anonymous = read_kib_field("/proc/self/status", "RssAnon").value_or(0);
+    const std::uint64_t own = std::max(resident, anonymous + kept_in_memory);
     budget = std::min(budget, *limit > own ? *limit - own : 0);
   }
   return budget;

@@ -3,13 +3,16 @@
 //
 // O_DIRECT needs the file offset, the length and the buffer aligned to the
 // filesystem's direct-I/O alignment, and a tensor's bytes rarely are (a
-// safetensors header has any length). So the covering aligned range is read,
-// chunk by chunk, into buffers of a bounded pool of aligned buffers, and the
-// tensor's own bytes are copied from there into the tensor's memory. The
-// pool holds at most kDirectPoolBuffers buffers of kDirectChunkBytes: that
-// is all the memory the direct path uses beyond the tensors themselves; a
-// reader that finds every buffer in use waits for one (a buffer is held for
-// one read and one copy only, never while waiting for anything else).
+// safetensors header has any length). So the covering aligned range is read.
+// A large tensor gets memory covering that whole range and starts inside it
+// (read in place, nothing copied); that memory is reused by later reads once
+// the tensor dies, so a model read forward after forward does not fault in
+// and zero fresh pages each time. A small tensor's range is read chunk by
+// chunk into buffers of a bounded pool of aligned buffers and its own bytes
+// copied from there. The pool holds at most kDirectPoolBuffers buffers of
+// kDirectChunkBytes; a reader that finds every buffer in use waits for one
+// (a buffer is held for one read and one copy only, never while waiting for
+// anything else).
 #pragma once
 
 #include <metaguard/offload_options.h>
@@ -32,6 +35,16 @@ constexpr std::size_t kDirectPoolBuffers = 4;
 // The buffers' alignment, and the direct-I/O alignment assumed when the
 // filesystem does not say: a page.
 constexpr std::size_t kDirectDefaultAlignment = 4096;
+// Tensors from this size whose first byte falls on an element boundary of
+// their aligned range are read in place, into memory of their own that
+// covers the range; smaller ones are copied out of the pool's buffers (an
+// aligned range of their own would double their memory).
+constexpr std::size_t kDirectInPlaceFrom = std::size_t{64} << 10;
+// The most one read call of an in-place read asks for.
+constexpr std::size_t kDirectReadCallBytes = std::size_t{64} << 20;
+// The memory of dead in-place tensors kept for later reads: enough for the
+// blocks a forward reads ahead of a mid-sized model's.
+constexpr std::size_t kDirectIdleBytes = std::size_t{256} << 20;
 
 class DirectBufferPool {
 public:
@@ -92,12 +105,14 @@ std::size_t direct_fallbacks();
 using DirectOpenHook = int (*)(const std::filesystem::path &file);
 void set_direct_open_hook(DirectOpenHook hook);
 
-// The bytes the page cache can keep for this process: the smaller of
-// MemAvailable (/proc/meminfo) and the memory cgroup's limit (v1
+// The bytes the page cache can keep for this process, whose model keeps
+// `kept_in_memory` bytes of weights in memory: the smaller of MemAvailable
+// (/proc/meminfo) less those, and the memory cgroup's limit (v1
 // memory.limit_in_bytes or v2 memory.max, the smallest along the process's
-// cgroup path) less the process's resident anonymous memory. The maximum
-// std::uint64_t when neither can be read (then automatic stays cached).
-std::uint64_t page_cache_budget();
+// cgroup path) less the larger of the process's resident memory and its
+// anonymous memory plus those. The maximum std::uint64_t when neither can
+// be read (then automatic stays cached).
+std::uint64_t page_cache_budget(std::uint64_t kept_in_memory = 0);
 // The mode to read with: `requested`, overridden by METAGUARD_OFFLOAD_READ
 // when set (an unknown value raises Error naming it), and `automatic`
 // resolved against `offloaded_bytes` and `budget`. Never automatic.

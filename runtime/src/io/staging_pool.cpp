@@ -7,7 +7,9 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace metaguard::detail {
 
@@ -25,6 +27,9 @@ struct StagingPool::State {
 
 namespace {
 
+// A window may take a kept buffer up to 1/kWindowSlack larger than it asks.
+constexpr std::size_t kWindowSlack = 16;
+
 std::size_t capacity_for(std::size_t bytes) {
   std::size_t capacity = StagingPool::kSmallest;
   while (capacity < bytes)
@@ -32,19 +37,21 @@ std::size_t capacity_for(std::size_t bytes) {
   return capacity;
 }
 
-void *take(StagingPool::State &state, std::size_t capacity) {
+// A kept buffer of `capacity` to `most` bytes (the smallest such), else a
+// fresh one of `capacity`; with the capacity it has, or null when refused.
+std::pair<void *, std::size_t> take(StagingPool::State &state, std::size_t capacity, std::size_t most) {
   {
     std::lock_guard<std::mutex> lock(state.mutex);
-    const auto it = state.free.find(capacity);
-    if (it != state.free.end()) {
-      void *buffer = it->second;
+    const auto it = state.free.lower_bound(capacity);
+    if (it != state.free.end() && it->first <= most) {
+      const std::pair<void *, std::size_t> kept{it->second, it->first};
       state.free.erase(it);
-      state.idle -= capacity;
+      state.idle -= kept.second;
       ++state.reuses;
-      return buffer;
+      return kept;
     }
   }
-  return map_anonymous(capacity, /*prefault=*/false);
+  return {map_anonymous(capacity, /*prefault=*/false), capacity};
 }
 
 void give_back(StagingPool::State &state, void *buffer, std::size_t capacity) {
@@ -75,13 +82,28 @@ torch::Tensor StagingPool::empty(const std::vector<std::int64_t> &shape, torch::
   const auto options = torch::TensorOptions().dtype(dtype);
   const auto bytes = static_cast<std::size_t>(c10::multiply_integers(shape)) * c10::elementSize(dtype);
   const std::size_t capacity = capacity_for(bytes);
-  void *buffer = bytes <= kLargest ? take(*state_, capacity) : nullptr;
+  void *buffer = bytes <= kLargest ? take(*state_, capacity, capacity).first : nullptr;
   if (buffer == nullptr)
     return torch::empty(shape, options);
   // The deleter holds the state, not the pool: a buffer outliving a local
   // pool is still returned (and freed with the state).
   return torch::from_blob(
       buffer, shape, [state = state_, capacity](void *p) { give_back(*state, p, capacity); }, options);
+}
+
+torch::Tensor StagingPool::window(std::size_t capacity, std::size_t offset, const std::vector<std::int64_t> &shape,
+                                  torch::Dtype dtype) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  capacity = (capacity + page - 1) / page * page;
+  // Ranges of one tensor start at different offsets of their first page in
+  // different files: a kept buffer a little larger serves as well.
+  const auto [buffer, kept] = take(*state_, capacity, capacity + capacity / kWindowSlack);
+  if (buffer == nullptr)
+    return {};
+  return torch::from_blob(
+      static_cast<char *>(buffer) + offset, shape,
+      [state = state_, buffer = buffer, kept = kept](void *) { give_back(*state, buffer, kept); },
+      torch::TensorOptions().dtype(dtype));
 }
 
 std::size_t StagingPool::idle_bytes() const {

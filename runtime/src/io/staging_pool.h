@@ -42,6 +42,16 @@ public:
   // `bytes` must be at most kLargest.
   torch::Tensor empty(const std::vector<std::int64_t> &shape, torch::Dtype dtype);
 
+  // An uninitialised CPU tensor of `shape` and `dtype` starting `offset`
+  // bytes into a pooled, page-aligned buffer of `capacity` bytes (rounded up
+  // to whole pages, not to a power of two: a reader of the same tensors
+  // forward after forward asks for the same sizes again), for readers that
+  // fill more than the tensor, as O_DIRECT's aligned ranges do. The buffer
+  // starts at data_ptr() - offset. Undefined when the kernel refuses the
+  // memory.
+  torch::Tensor window(std::size_t capacity, std::size_t offset, const std::vector<std::int64_t> &shape,
+                       torch::Dtype dtype);
+
   // Idle bytes kept now, and how many requests reused a kept buffer.
   std::size_t idle_bytes() const;
   std::size_t reuses() const;

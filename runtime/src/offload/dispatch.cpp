@@ -9,8 +9,8 @@
 #include "offload/offload_registry.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace metaguard {
@@ -204,28 +204,49 @@ private:
   std::shared_ptr<const WeightsMap> inner_;
 };
 
+// The bytes of the model's CPU parameters and buffers that stay in memory
+// (each storage once): whether read already or still to be faulted in from
+// a mapped checkpoint, they take their share of the memory the page cache
+// could otherwise keep.
+std::uint64_t kept_in_memory(const Module &model, const std::vector<OwnedDiskParams> &owned) {
+  std::set<std::string> offloaded;
+  for (const auto &group : owned)
+    for (const auto &p : group.params)
+      offloaded.insert(p.full);
+  std::set<const void *> counted;
+  std::uint64_t bytes = 0;
+  const auto count = [&](const std::string &name, const torch::Tensor &value) {
+    if (!value.defined() || !value.device().is_cpu() || offloaded.count(name) != 0 ||
+        !value.has_storage() || !counted.insert(value.storage().data()).second)
+      return;
+    bytes += value.storage().nbytes();
+  };
+  for (const auto &item : model.named_parameters(true))
+    count(item.key(), item.value());
+  for (const auto &item : model.named_buffers(true))
+    count(item.key(), item.value());
+  return bytes;
+}
+
 // OffloadOptions::read_mode (or METAGUARD_OFFLOAD_READ) resolved against the
 // bytes the hooks will read: `weights` itself when cached, wrapped when direct.
-std::shared_ptr<const WeightsMap> with_read_mode(const std::vector<OwnedDiskParams> &owned,
+std::shared_ptr<const WeightsMap> with_read_mode(const Module &model, const std::vector<OwnedDiskParams> &owned,
                                                  std::shared_ptr<const WeightsMap> weights,
                                                  const OffloadOptions &options) {
   std::uint64_t offloaded = 0;
   for (const auto &group : owned)
     for (const auto &p : group.params)
       offloaded += static_cast<std::uint64_t>(p.param.numel()) * p.param.element_size();
-  const char *env = std::getenv("METAGUARD_OFFLOAD_READ");
-  const bool automatic = options.read_mode == OffloadReadMode::automatic &&
-                         (env == nullptr || *env == '\0' || std::string(env) == "automatic" ||
-                          std::string(env) == "auto");
-  const std::uint64_t budget = automatic && offloaded > 0 ? detail::page_cache_budget() : 0;
+  const std::uint64_t budget = offloaded > 0 ? detail::page_cache_budget(kept_in_memory(model, owned)) : 0;
   if (detail::resolve_read_mode(options.read_mode, offloaded, budget) == OffloadReadMode::direct)
     return std::make_shared<DirectWeightsMap>(std::move(weights));
   return weights;
 }
 
-void install_hooks(std::vector<OwnedDiskParams> &owned, const std::shared_ptr<const WeightsMap> &given,
-                   const DeviceMap &resolved, const OffloadOptions &options) {
-  const std::shared_ptr<const WeightsMap> weights = with_read_mode(owned, given, options);
+void install_hooks(const Module &model, std::vector<OwnedDiskParams> &owned,
+                   const std::shared_ptr<const WeightsMap> &given, const DeviceMap &resolved,
+                   const OffloadOptions &options) {
+  const std::shared_ptr<const WeightsMap> weights = with_read_mode(model, owned, given, options);
   const torch::Device device = main_device(resolved);
   std::vector<std::shared_ptr<detail::OffloadHook>> hooks;
   for (auto &group : owned) {
@@ -272,7 +293,7 @@ void attach_offload_hooks(torch::nn::Module &model, const DeviceMap &resolved,
     throw Error("attach_offload_hooks needs a weights map (got a null pointer)");
   auto owned = disk_parameters(model, resolved);
   check_weights(owned, *weights);
-  install_hooks(owned, weights, resolved, options);
+  install_hooks(model, owned, weights, resolved, options);
 }
 
 void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::filesystem::path &offload_folder) {
@@ -325,7 +346,7 @@ void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::f
     detail::swap_storage(param, value);
   if (weights) {
     auto owned = disk_parameters(model, resolved);
-    install_hooks(owned, weights, resolved, options);
+    install_hooks(model, owned, weights, resolved, options);
   }
 }
 
