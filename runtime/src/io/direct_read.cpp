@@ -280,8 +280,10 @@ torch::Tensor read_direct(const fs::path &file, std::int64_t offset, std::int64_
   std::int64_t pos = begin;
   while (pos < want_end) {
     std::optional<Borrowed> buffer;
-    char *target = dest - lead + (pos - begin);
-    if (!in_place) {
+    char *target = nullptr;
+    if (in_place) {
+      target = dest + (pos - offset); // at or after the buffer's start: pos >= begin
+    } else {
       buffer.emplace(pool);
       if (buffer->get() == nullptr)
         throw read_error<Error>(FormatError::Kind::io, "cannot read " + where + ": no memory for a direct-read buffer of " +
