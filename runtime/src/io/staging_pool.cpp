@@ -78,17 +78,32 @@ StagingPool &StagingPool::shared() {
   return *pool;
 }
 
+namespace {
+
+// A tensor `offset` bytes into `taken` (a buffer and its capacity) that gives
+// the buffer back to `state` when it dies; undefined when nothing was taken.
+// The deleter holds the state, not the pool: a buffer outliving a local pool
+// is still returned (and freed with the state).
+torch::Tensor adopt(const std::shared_ptr<StagingPool::State> &state, std::pair<void *, std::size_t> taken,
+                    std::size_t offset, const std::vector<std::int64_t> &shape, torch::Dtype dtype) {
+  const auto [buffer, capacity] = taken;
+  if (buffer == nullptr)
+    return {};
+  return torch::from_blob(
+      static_cast<char *>(buffer) + offset, shape,
+      [state, buffer = buffer, capacity = capacity](void *) { give_back(*state, buffer, capacity); },
+      torch::TensorOptions().dtype(dtype));
+}
+
+} // namespace
+
 torch::Tensor StagingPool::empty(const std::vector<std::int64_t> &shape, torch::Dtype dtype) {
-  const auto options = torch::TensorOptions().dtype(dtype);
   const auto bytes = static_cast<std::size_t>(c10::multiply_integers(shape)) * c10::elementSize(dtype);
   const std::size_t capacity = capacity_for(bytes);
-  void *buffer = bytes <= kLargest ? take(*state_, capacity, capacity).first : nullptr;
-  if (buffer == nullptr)
-    return torch::empty(shape, options);
-  // The deleter holds the state, not the pool: a buffer outliving a local
-  // pool is still returned (and freed with the state).
-  return torch::from_blob(
-      buffer, shape, [state = state_, capacity](void *p) { give_back(*state, p, capacity); }, options);
+  if (bytes <= kLargest)
+    if (torch::Tensor pooled = adopt(state_, take(*state_, capacity, capacity), 0, shape, dtype); pooled.defined())
+      return pooled;
+  return torch::empty(shape, torch::TensorOptions().dtype(dtype));
 }
 
 torch::Tensor StagingPool::window(std::size_t capacity, std::size_t offset, const std::vector<std::int64_t> &shape,
@@ -97,13 +112,7 @@ torch::Tensor StagingPool::window(std::size_t capacity, std::size_t offset, cons
   capacity = (capacity + page - 1) / page * page;
   // Ranges of one tensor start at different offsets of their first page in
   // different files: a kept buffer a little larger serves as well.
-  const auto [buffer, kept] = take(*state_, capacity, capacity + capacity / kWindowSlack);
-  if (buffer == nullptr)
-    return {};
-  return torch::from_blob(
-      static_cast<char *>(buffer) + offset, shape,
-      [state = state_, buffer = buffer, kept = kept](void *) { give_back(*state, buffer, kept); },
-      torch::TensorOptions().dtype(dtype));
+  return adopt(state_, take(*state_, capacity, capacity + capacity / kWindowSlack), offset, shape, dtype);
 }
 
 std::size_t StagingPool::idle_bytes() const {
