@@ -19,10 +19,13 @@
 # with OffloadReadMode automatic, direct and cached (METAGUARD_OFFLOAD_READ),
 # transformers' from_pretrained(device_map, offload_folder) and accelerate's
 # load_checkpoint_and_dispatch. Outside any cgroup: the in-memory forward (the
-# compute) and a cold pread of the offloaded bytes (the read). Prints the
-# logits against transformers in memory, medians, peak RSS and the cgroup's
-# peak (page cache included), and the ratios forward / max(compute, cold
-# read) and metaguard / transformers. Pick MiB below the offloaded bytes plus
+# compute), the same while another process reads the checkpoint with
+# O_DIRECT without pause (what reading costs the compute on this machine)
+# and a cold pread of the offloaded bytes (the read). Prints the logits
+# against transformers in memory, medians, peak RSS and the cgroup's peak
+# (page cache included), and the ratios forward / max(compute, cold read),
+# forward / max(compute while reading, cold read) and metaguard /
+# transformers. Pick MiB below the offloaded bytes plus
 # what a process holds anyway (~0.5 GiB for Python with torch), so that the
 # page cache cannot keep the offloaded layers. Without root or the
 # controller it says so and skips. The C++ side is built against the

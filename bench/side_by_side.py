@@ -329,11 +329,18 @@ def report_cgroup(results, work, limit_mib):
     read = med("read-cold", "read_s")
     floor = max(compute, read)
     print(f"\ncompute (metaguard in memory) {compute:.3f} s, cold read of the offloaded bytes {read:.3f} s")
+    busy = med("memory-metaguard-disk-busy", "forward_s")
+    print(f"compute while another process reads the disk without pause {busy:.3f} s"
+          f" (reading costs this machine's compute {busy / compute - 1:.0%})")
     reads = med("cg-metaguard-automatic", "direct_reads")
     print(f"metaguard automatic read {'with O_DIRECT' if reads > 0 else 'through the page cache'}"
           f" ({reads:.0f} direct reads)")
     for label in ("cg-metaguard-automatic", "cg-metaguard-direct", "cg-metaguard-cached", "cg-transformers", "cg-accelerate"):
         print(f"RATIO {label[3:]:<18} / max(compute, cold read) = {med(label, 'forward_s') / floor:.2f}")
+    busy_floor = max(busy, read)
+    for label in ("cg-metaguard-automatic", "cg-metaguard-direct"):
+        print(f"RATIO {label[3:]:<18} / max(compute while reading, cold read) = "
+              f"{med(label, 'forward_s') / busy_floor:.2f}")
     tf, ac = med("cg-transformers", "forward_s"), med("cg-accelerate", "forward_s")
     for mode in ("automatic", "direct", "cached"):
         mg = med(f"cg-metaguard-{mode}", "forward_s")

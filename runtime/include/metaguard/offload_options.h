@@ -15,11 +15,14 @@ enum class OffloadReadMode {
   // Through the page cache (mappings and pread), as before: fastest when the
   // files stay cached between forwards (warm, model smaller than memory).
   cached,
-  // O_DIRECT reads into a bounded pool of aligned buffers, copied into each
-  // tensor's memory: nothing goes through the page cache, so a model bigger
+  // O_DIRECT reads: nothing goes through the page cache, so a model bigger
   // than memory (or than its cgroup) does not pay for reclaim at every
-  // forward. Files on a filesystem without O_DIRECT are read cached (a
-  // warning on stderr says so once per filesystem).
+  // forward. Large tensors are read in place into pooled memory that the
+  // next forward's reads reuse; small ones, and those whose first byte is
+  // not element-aligned in the blocks read, go through a bounded pool of
+  // aligned buffers and are copied out.
+  // Files on a filesystem without O_DIRECT are read cached (a warning on
+  // stderr says so once per filesystem).
   direct,
 };
 
