@@ -19,7 +19,17 @@ lintdb="$build/lint-db"
 mkdir -p "$lintdb"
 python3 - "$build/compile_commands.json" "$lintdb/compile_commands.json" <<'PY'
 import json, re, shlex, sys
-entries = json.load(open(sys.argv[1]))
+# A unity build (METAGUARD_CHECKS_UNITY_BUILD) compiles batch files that
+# include the checks' sources: lint each source with its batch's command.
+def sources(entry):
+    if not re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", entry["file"]):
+        return [entry]
+    included = re.findall(r'^#include "([^"]+)"', open(entry["file"]).read(), re.M)
+    return [dict(entry, file=path, command=entry["command"].replace(entry["file"], path))
+            if "command" in entry else
+            dict(entry, file=path, arguments=[path if a == entry["file"] else a for a in entry["arguments"]])
+            for path in included]
+entries = [one for entry in json.load(open(sys.argv[1])) for one in sources(entry)]
 for entry in entries:
     args = shlex.split(entry.pop("command")) if "command" in entry else entry["arguments"]
     kept = []

@@ -43,10 +43,6 @@ AmbientDevice::Source sourceOf(EmptyScope Scope) {
   return AmbientDevice::Source::ScopeGuard;
 }
 
-SourceLocation fileLoc(const Stmt *S, const SummaryTable &Table) {
-  return Table.context().getSourceManager().getFileLoc(S->getBeginLoc());
-}
-
 } // namespace
 
 bool EmptyModelReporter::firstAt(SourceLocation Loc) {
@@ -56,7 +52,7 @@ bool EmptyModelReporter::firstAt(SourceLocation Loc) {
 void EmptyModelReporter::emptyModelUsed(const Use &U, const Gen &G,
                                         const std::optional<LoadFirst> &Fix,
                                         const SummaryTable &Table) {
-  const SourceLocation Loc = fileLoc(U.S, Table);
+  const SourceLocation Loc = Table.fileLocOf(U.S);
   if (!firstAt(Loc))
     return;
   warnAtUse(U, "empty model", NoWeights, Loc);
@@ -69,7 +65,7 @@ void EmptyModelReporter::emptyModelUsed(const Use &U, const Gen &G,
 void EmptyModelReporter::uninitialisedModelUsed(const Use &U, const Gen &G,
                                                 const Gen *Before,
                                                 const SummaryTable &Table) {
-  const SourceLocation Loc = fileLoc(U.S, Table);
+  const SourceLocation Loc = Table.fileLocOf(U.S);
   if (!firstAt(Loc))
     return;
   warnAtUse(U, "model", NoValues, Loc);
@@ -98,7 +94,7 @@ void EmptyModelReporter::warnAtUse(const Use &U, llvm::StringRef Noun,
 }
 
 void EmptyModelReporter::noteMemory(const Gen &G, const SummaryTable &Table) {
-  const SourceLocation At = fileLoc(G.How.At, Table);
+  const SourceLocation At = Table.fileLocOf(G.How.At);
   if (!G.How.Inner) {
     Check.diag(At,
                "'%0' is given memory here by '%1', which leaves its values "
@@ -133,14 +129,14 @@ void EmptyModelReporter::noteUse(const Use &U, const SummaryTable &Table) {
   // A use in another translation unit (an external summary) may have no
   // location here: the note then names the function at the call.
   SourceLocation At = Table.locationOf(U.Via->At);
-  Check.diag(At.isValid() ? At : fileLoc(U.S, Table),
+  Check.diag(At.isValid() ? At : Table.fileLocOf(U.S),
              "it is used %select{here|}0 (with '%1') in '%2'",
              DiagnosticIDs::Note)
       << At.isInvalid() << U.Via->What << U.Via->In;
 }
 
 void EmptyModelReporter::noteBuilt(const Gen &G, const SummaryTable &Table) {
-  const SourceLocation At = fileLoc(G.How.At, Table);
+  const SourceLocation At = Table.fileLocOf(G.How.At);
   const SourceManager &SM = Table.context().getSourceManager();
   const auto *AtExpr = dyn_cast<Expr>(G.How.At);
   if (G.How.Through.empty()) {

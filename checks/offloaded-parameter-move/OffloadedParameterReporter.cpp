@@ -63,10 +63,6 @@ std::string describe(const ModuleRef &Ref) {
   return "'" + Ref.displayName() + "' of " + Model;
 }
 
-SourceLocation fileLoc(const Stmt *S, const SummaryTable &Table) {
-  return Table.context().getSourceManager().getFileLoc(S->getBeginLoc());
-}
-
 } // namespace
 
 bool OffloadedParameterReporter::claim(SourceLocation Loc) {
@@ -77,7 +73,7 @@ bool OffloadedParameterReporter::reportMove(const ModelEvent &Move,
                                             const Dispatch &D,
                                             const SummaryTable &Table,
                                             const CXXMethodDecl *DispatchedIn) {
-  SourceLocation Loc = fileLoc(Move.S, Table);
+  SourceLocation Loc = Table.fileLocOf(Move.S);
   if (!claim(Loc))
     return false;
   if (Move.Via) {
@@ -97,7 +93,7 @@ bool OffloadedParameterReporter::reportMove(const ModelEvent &Move,
 bool OffloadedParameterReporter::reportMutation(
     const Mutation &M, const Dispatch &D, const SummaryTable &Table,
     const CXXMethodDecl *DispatchedIn) {
-  if (!claim(fileLoc(M.S, Table)))
+  if (!claim(Table.fileLocOf(M.S)))
     return false;
   warnMutation(M, Table);
   noteDispatch(D, Table);
@@ -107,7 +103,7 @@ bool OffloadedParameterReporter::reportMutation(
 
 void OffloadedParameterReporter::warnMutation(const Mutation &M,
                                               const SummaryTable &Table) {
-  SourceLocation Loc = fileLoc(M.S, Table);
+  SourceLocation Loc = Table.fileLocOf(M.S);
   if (M.Via) {
     Check.diag(Loc, message("'%0' changes a parameter of %1 in place (with "
                             "'%2'), ",
@@ -145,7 +141,7 @@ bool OffloadedParameterReporter::reportHooksNeeded(const ModelEvent &Need,
                                                    const ModelEvent &Removal,
                                                    const Dispatch &D,
                                                    const SummaryTable &Table) {
-  SourceLocation Loc = fileLoc(Need.S, Table);
+  SourceLocation Loc = Table.fileLocOf(Need.S);
   if (!claim(Loc))
     return false;
   Check.diag(Loc, message("'%0' needs the offloading hooks of '%1', but they "
@@ -155,7 +151,7 @@ bool OffloadedParameterReporter::reportHooksNeeded(const ModelEvent &Need,
       << Need.Function << Need.Ref.displayName() << Need.S->getSourceRange();
   if (Need.Via)
     noteNeedVia(*Need.Via, Table);
-  Check.diag(fileLoc(Removal.S, Table), "'%0' removes the hooks of '%1' here",
+  Check.diag(Table.fileLocOf(Removal.S), "'%0' removes the hooks of '%1' here",
              DiagnosticIDs::Note)
       << Removal.Function << Removal.Ref.displayName();
   if (Removal.Via)
@@ -166,7 +162,7 @@ bool OffloadedParameterReporter::reportHooksNeeded(const ModelEvent &Need,
 
 bool OffloadedParameterReporter::reportHooksNeededAfterRemoval(
     const ModelEvent &Misuse, const Dispatch &D, const SummaryTable &Table) {
-  SourceLocation Loc = fileLoc(Misuse.S, Table);
+  SourceLocation Loc = Table.fileLocOf(Misuse.S);
   if (!claim(Loc) || !Misuse.Via)
     return false;
   Check.diag(Loc, message("'%0' removes the offloading hooks of %1 and then "
@@ -223,7 +219,7 @@ void OffloadedParameterReporter::noteNeedVia(const ArgumentEffects &Via,
 
 void OffloadedParameterReporter::noteDispatch(const Dispatch &D,
                                               const SummaryTable &Table) {
-  SourceLocation Loc = fileLoc(D.S, Table);
+  SourceLocation Loc = Table.fileLocOf(D.S);
   switch (D.Source) {
   case DispatchKind::Call:
     Check.diag(Loc, "'%0' is dispatched here by '%1'", DiagnosticIDs::Note)
@@ -252,7 +248,7 @@ void OffloadedParameterReporter::noteInnerDispatch(const Dispatch &D,
                                                    llvm::StringRef Factory,
                                                    const SummaryTable &Table,
                                                    unsigned Depth) {
-  noteDispatchStep(fileLoc(D.S, Table), D.Source, Factory, D.Function);
+  noteDispatchStep(Table.fileLocOf(D.S), D.Source, Factory, D.Function);
   if (D.Source != DispatchKind::Factory || Depth >= offload::MaxFactoryDepth)
     return;
   if (D.Inner)

@@ -74,6 +74,10 @@ SourceRef SummaryTable::refOf(SourceLocation L) const {
   return R;
 }
 
+SourceLocation SummaryTable::fileLocOf(const Stmt *S) const {
+  return Context.getSourceManager().getFileLoc(S->getBeginLoc());
+}
+
 SourceLocation SummaryTable::locationOf(const SourceRef &R) const {
   if (!R.valid())
     return {};

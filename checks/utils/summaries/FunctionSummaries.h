@@ -140,6 +140,9 @@ public:
   static std::string usrOf(const Decl *D);
   /// Where L is, as a file path, line and column (of its file location).
   SourceRef refOf(SourceLocation L) const;
+  /// Where S begins in its file (out of any macro it was expanded from): the
+  /// place a diagnostic about S points at.
+  SourceLocation fileLocOf(const Stmt *S) const;
   /// The location of R in this translation unit, or an invalid location when
   /// its file is not part of it.
   SourceLocation locationOf(const SourceRef &R) const;
