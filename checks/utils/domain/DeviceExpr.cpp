@@ -10,7 +10,6 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <optional>
 
@@ -232,6 +231,12 @@ DeviceKind classify(const Expr *E, const ASTContext *Ctx, unsigned Hops) {
   return DeviceKind::Unknown;
 }
 
+// The device types LibTorch parses besides "meta" (c10::DeviceType's names).
+constexpr llvm::StringLiteral NonMetaDeviceTypes[] = {
+    "cpu",    "cuda",   "mps",  "xpu",    "xla",   "hip",          "ipu",
+    "hpu",    "ve",     "lazy", "vulkan", "mtia",  "ideep",        "mkldnn",
+    "opengl", "opencl", "fpga", "maia",   "metal", "privateuseone"};
+
 } // namespace
 
 DeviceKind classifyDeviceString(llvm::StringRef Text) {
@@ -243,13 +248,8 @@ DeviceKind classifyDeviceString(llvm::StringRef Text) {
     return DeviceKind::Unknown;
   if (Type == "meta")
     return DeviceKind::Meta;
-  bool Known = llvm::StringSwitch<bool>(Type)
-                   .Cases("cpu", "cuda", "mps", "xpu", "xla", "hip", true)
-                   .Cases("ipu", "hpu", "ve", "lazy", "vulkan", "mtia", true)
-                   .Cases("privateuseone", "opengl", "opencl", "ideep", true)
-                   .Cases("mkldnn", "fpga", "maia", "metal", true)
-                   .Default(false);
-  return Known ? DeviceKind::NonMeta : DeviceKind::Unknown;
+  return llvm::is_contained(NonMetaDeviceTypes, Type) ? DeviceKind::NonMeta
+                                                      : DeviceKind::Unknown;
 }
 
 DeviceKind classifyDeviceExpr(const Expr *E, const ASTContext &Context) {
