@@ -19,17 +19,7 @@ lintdb="$build/lint-db"
 mkdir -p "$lintdb"
 python3 - "$build/compile_commands.json" "$lintdb/compile_commands.json" <<'PY'
 import json, re, shlex, sys
-# A unity build (METAGUARD_CHECKS_UNITY_BUILD) compiles batch files that
-# include the checks' sources: lint each source with its batch's command.
-def sources(entry):
-    if not re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", entry["file"]):
-        return [entry]
-    included = re.findall(r'^#include "([^"]+)"', open(entry["file"]).read(), re.M)
-    return [dict(entry, file=path, command=entry["command"].replace(entry["file"], path))
-            if "command" in entry else
-            dict(entry, file=path, arguments=[path if a == entry["file"] else a for a in entry["arguments"]])
-            for path in included]
-entries = [one for entry in json.load(open(sys.argv[1])) for one in sources(entry)]
+entries = json.load(open(sys.argv[1]))
 for entry in entries:
     args = shlex.split(entry.pop("command")) if "command" in entry else entry["arguments"]
     kept = []
@@ -41,6 +31,15 @@ for entry in entries:
             continue
         kept.append(arg)
     entry["arguments"] = kept
+# A unity build (METAGUARD_CHECKS_UNITY_BUILD) compiles batch files that
+# include the checks' sources: lint each source with its batch's arguments.
+def sources(entry):
+    if not re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", entry["file"]):
+        return [entry]
+    included = re.findall(r'^#include "([^"]+)"', open(entry["file"]).read(), re.M)
+    return [dict(entry, file=path, arguments=[path if a == entry["file"] else a for a in entry["arguments"]])
+            for path in included]
+entries = [one for entry in entries for one in sources(entry)]
 json.dump(entries, open(sys.argv[2], "w"), indent=1)
 PY
 echo "== clang-tidy baseline (.clang-tidy) over checks/, clangd/ and runtime/src/"
