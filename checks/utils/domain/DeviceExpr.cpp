@@ -102,8 +102,8 @@ DeviceKind classifyLocalVariable(const VarDecl *VD, const ASTContext *Ctx,
   };
   if (const Expr *Init = VD->getInit()) {
     const auto *Construct = dyn_cast<CXXConstructExpr>(Init->IgnoreImplicit());
-    if (!(Construct && Construct->getNumArgs() == 0) &&
-        !Add(classify(Init, Ctx, Hops + 1)))
+    const bool DefaultConstructed = Construct && Construct->getNumArgs() == 0;
+    if (!DefaultConstructed && !Add(classify(Init, Ctx, Hops + 1)))
       return DeviceKind::Unknown;
   }
   // Every assignment gives the same kind, and nothing else may change it.
