@@ -67,7 +67,7 @@ METAGUARD_PACKAGES=(
   # Debian's static clangd libraries need (clangd/CMakeLists.txt), and the
   # editor its end-to-end test drives.
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 neovim
-  libicu72 dpkg-dev
+  libicu72 dpkg-dev file
   # Debian's LibTorch calls the BLAS that the alternatives system names
   # libblas.so.3; the reference one it pulls in is about 20x slower on a
   # forward than OpenBLAS (docs/benchmarks.md, "BLAS"). Installing OpenBLAS
@@ -75,7 +75,9 @@ METAGUARD_PACKAGES=(
   # pthread one measured fastest here (bench/run_blas.sh).
   libopenblas0-pthread
 )
-# dpkg-dev: dpkg-shlibdeps, for the metaguard-clangd .deb's dependencies.
+# dpkg-dev: dpkg-shlibdeps, for the metaguard-clangd .deb's dependencies; file:
+# CPack's DEB generator runs it on every installed file before dpkg-shlibdeps
+# (a minimal Debian has no file).
 # The tests validate SARIF with Microsoft's validator, an npm package (a .NET
 # program; libicu72 above is its ICU). npm comes from Debian's nodejs/npm
 # unless some other node is already on PATH (e.g. NodeSource's, which
