@@ -31,8 +31,8 @@ for entry in entries:
             continue
         kept.append(arg)
     entry["arguments"] = kept
-# A unity build (METAGUARD_CHECKS_UNITY_BUILD) compiles batch files that
-# include the checks' sources: lint each source with its batch's arguments.
+# A unity build (METAGUARD_UNITY_BUILD) compiles batch files that include
+# the checks' and the runtime's sources: lint each source with its batch's arguments.
 def sources(entry):
     if not re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", entry["file"]):
         return [entry]

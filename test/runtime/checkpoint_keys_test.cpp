@@ -13,6 +13,7 @@
 #include <fstream>
 
 namespace {
+namespace checkpoint_keys_test {
 
 using metaguard::FormatError;
 using metaguard_test::TempDir;
@@ -387,4 +388,5 @@ TEST(CheckpointKeys, SavedConfigNamesTheDtypeOfTheSavedWeights) {
   EXPECT_EQ(dtype_saved(), "float32");
 }
 
+} // namespace checkpoint_keys_test
 } // namespace

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 namespace {
+namespace checkpoint_test {
 
 using metaguard::FormatError;
 using metaguard::SafetensorsCheckpoint;
@@ -115,4 +116,5 @@ TEST_F(CheckpointTest, UnknownTensorNamesTheCheckpoint) {
   }
 }
 
+} // namespace checkpoint_test
 } // namespace

@@ -14,6 +14,7 @@
 #include <vector>
 
 namespace {
+namespace concurrency_test {
 
 namespace fs = std::filesystem;
 
@@ -142,4 +143,5 @@ TEST_F(ConcurrencyTest, ThreadsRunForwardsOfOneSharedOffloadedModel) {
   metaguard::verify_dispatch(shared);
 }
 
+} // namespace concurrency_test
 } // namespace

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 namespace {
+namespace config_round_trip_test {
 
 namespace fs = std::filesystem;
 using metaguard_test::TempDir;
@@ -157,4 +158,5 @@ TEST(ConfigRoundTrip, APreTrainedModelWithoutConfigSaysWhyNoConfigIsWritten) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
+} // namespace config_round_trip_test
 } // namespace

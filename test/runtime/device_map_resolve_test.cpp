@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 namespace {
+namespace device_map_resolve_test {
 
 using metaguard::DeviceMap;
 using metaguard::MaxMemory;
@@ -194,4 +195,5 @@ TEST(ResolveDeviceMapTest, InferredMapDispatchesAndRuns) {
   std::filesystem::remove_all(dir);
 }
 
+} // namespace device_map_resolve_test
 } // namespace

@@ -7,6 +7,7 @@
 #include <thread>
 
 namespace {
+namespace device_test {
 
 // Every test starts and ends with no default device.
 class DeviceTest : public ::testing::Test {
@@ -120,4 +121,5 @@ TEST_F(DeviceTest, ScopesArePerThreadDefaultIsPerProcess) {
   EXPECT_TRUE(other_thread_sees_default);
 }
 
+} // namespace device_test
 } // namespace

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 namespace {
+namespace direct_read_test {
 
 using metaguard::OffloadReadMode;
 using metaguard_test::TempDir;
@@ -390,4 +391,5 @@ TEST_F(DirectReadTest, AutomaticIsDirectOnlyBeyondThePageCacheBudget) {
   EXPECT_EQ(detail::direct_reads(), after);
 }
 
+} // namespace direct_read_test
 } // namespace

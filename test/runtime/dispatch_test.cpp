@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 namespace {
+namespace dispatch_test {
 
 namespace fs = std::filesystem;
 
@@ -234,4 +235,5 @@ TEST_F(DispatchTest, ModelsOwnedBySharedPtrAndStackModelsAtTheSameAddress) {
   metaguard::verify_dispatch(fresh);
 }
 
+} // namespace dispatch_test
 } // namespace

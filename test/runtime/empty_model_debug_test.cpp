@@ -18,6 +18,7 @@
 #include <sstream>
 
 namespace {
+namespace empty_model_debug_test {
 
 using empty_test::Net;
 using metaguard::MetaDeviceError;
@@ -319,4 +320,5 @@ TEST_F(EmptyModelDebugTest, AConstructorComputingABufferBuildsUnderAScopeWithBuf
   }
 }
 
+} // namespace empty_model_debug_test
 } // namespace

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 namespace {
+namespace empty_model_release_test {
 
 using empty_test::Net;
 
@@ -71,4 +72,5 @@ TEST_F(EmptyModelReleaseTest, SaveRefusesMetaTensorsInEveryBuild) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 }
 
+} // namespace empty_model_release_test
 } // namespace

@@ -15,6 +15,7 @@
 #include <thread>
 
 namespace {
+namespace empty_weights_test {
 
 void expect_parameters_meta(const torch::nn::Module &module) {
   for (const auto &item : module.named_parameters())
@@ -167,4 +168,5 @@ TEST(InitEmptyWeights, LoadingWithAnExplicitMapInsideTheScopeKeepsTheLoadedValue
   std::filesystem::remove_all(dir);
 }
 
+} // namespace empty_weights_test
 } // namespace

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 namespace {
+namespace fallback_taken_test {
 
 namespace fs = std::filesystem;
 
@@ -84,4 +85,5 @@ TEST(FallbackTakenTest, OffloadedParametersStillLoadThroughTheirHookWhenTheOfflo
   fs::remove_all(dir);
 }
 
+} // namespace fallback_taken_test
 } // namespace

@@ -11,6 +11,7 @@
 #include <map>
 
 namespace {
+namespace load_checkpoint_and_dispatch_test {
 
 using empty_test::Net;
 using metaguard::LoadOptions;
@@ -196,4 +197,5 @@ TEST_F(LoadCheckpointAndDispatchTest, DtypeConvertsFloatingWeights) {
   EXPECT_TRUE(torch::equal(model->head->weight, saved_->head->weight.to(torch::kFloat64)));
 }
 
+} // namespace load_checkpoint_and_dispatch_test
 } // namespace

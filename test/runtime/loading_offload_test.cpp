@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 namespace {
+namespace loading_offload_test {
 
 using metaguard::LoadOptions;
 using metaguard_test::TempDir;
@@ -153,4 +154,5 @@ TEST_F(LoadingOffloadTest, LoadWeightsUnderAMetaScopeWithAnExplicitMap) {
   EXPECT_TRUE(torch::equal(model->forward(ids()), expected()));
 }
 
+} // namespace loading_offload_test
 } // namespace

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 namespace {
+namespace loading_test {
 
 using metaguard::FormatError;
 using metaguard::LoadOptions;
@@ -377,4 +378,5 @@ TEST_F(LoadingTest, AbortPolicyAbortsWithTheMessage) {
       "from_pretrained\\(.*\\) was called while the ambient device is meta");
 }
 
+} // namespace loading_test
 } // namespace

@@ -13,6 +13,7 @@
 #include <thread>
 
 namespace {
+namespace meta_factories_test {
 
 using metaguard_test::TempDir;
 
@@ -306,4 +307,5 @@ TEST_F(MetaFactoriesTest, TheMetaScopeRuleIsUnchanged) {
   EXPECT_TRUE(torch::zeros({1}).is_meta()) << "the failed load left the scope as it was";
 }
 
+} // namespace meta_factories_test
 } // namespace

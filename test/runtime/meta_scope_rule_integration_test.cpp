@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace {
+namespace meta_scope_rule_integration_test {
 
 namespace fs = std::filesystem;
 
@@ -36,4 +37,5 @@ INSTANTIATE_TEST_SUITE_P(Cases, MetaScopeRuleIntegration,
                          ::testing::ValuesIn(meta_scope_cases::cases()),
                          metaguard_test::CaseName());
 
+} // namespace meta_scope_rule_integration_test
 } // namespace

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 namespace {
+namespace offload_errors_test {
 
 namespace fs = std::filesystem;
 using metaguard::OffloadError;
@@ -240,4 +241,5 @@ TEST_F(OffloadErrorsTest, FullVerificationOnMaterialiseReportsUnhookedMetaParame
   EXPECT_TRUE(has(what, "norm.weight")) << what;
 }
 
+} // namespace offload_errors_test
 } // namespace

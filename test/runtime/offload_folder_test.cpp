@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 namespace {
+namespace offload_folder_test {
 
 namespace fs = std::filesystem;
 using metaguard::OffloadError;
@@ -310,4 +311,5 @@ TEST_F(OffloadFolderTest, MissingDatIsCaughtBeforeAttaching) {
   EXPECT_FALSE(linear->bias.is_meta());
 }
 
+} // namespace offload_folder_test
 } // namespace

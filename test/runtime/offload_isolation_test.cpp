@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 namespace {
+namespace offload_isolation_test {
 
 using metaguard::LoadOptions;
 using metaguard_test::TempDir;
@@ -184,4 +185,5 @@ TEST_P(OffloadIsolationTest, OffloadFolderWeightsAreFreshAtEveryLoad) {
 
 INSTANTIATE_TEST_SUITE_P(SmallAndMappedTensors, OffloadIsolationTest, testing::Values(16, 1536));
 
+} // namespace offload_isolation_test
 } // namespace

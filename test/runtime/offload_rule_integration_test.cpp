@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 namespace {
+namespace offload_rule_integration_test {
 
 namespace fs = std::filesystem;
 
@@ -40,4 +41,5 @@ INSTANTIATE_TEST_SUITE_P(Cases, OffloadRuleIntegration,
                          ::testing::ValuesIn(offload_cases::cases()),
                          metaguard_test::CaseName());
 
+} // namespace offload_rule_integration_test
 } // namespace

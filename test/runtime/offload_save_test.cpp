@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 namespace {
+namespace offload_save_test {
 
 namespace fs = std::filesystem;
 
@@ -65,4 +66,5 @@ TEST_F(OffloadSaveTest, StrippedHooksAreRefusedBeforeWriting) {
   EXPECT_FALSE(fs::exists(dir_ / "saved" / "model.safetensors.index.json"));
 }
 
+} // namespace offload_save_test
 } // namespace

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 namespace {
+namespace page_cache_test {
 
 namespace fs = std::filesystem;
 using metaguard_test::TempDir;
@@ -131,4 +132,5 @@ TEST_P(PageCacheTest, WithoutTheOptionTheyStayCached) {
 INSTANTIATE_TEST_SUITE_P(GuardedAndTransparent, PageCacheTest,
                          testing::Combine(testing::Bool(), testing::Values(256, 1536)));
 
+} // namespace page_cache_test
 } // namespace

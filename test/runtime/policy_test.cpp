@@ -6,6 +6,7 @@
 #include <string>
 
 namespace {
+namespace policy_test {
 
 TEST(PolicyTest, ParsesEveryNameCaseInsensitively) {
   EXPECT_EQ(metaguard::parse_policy("throw"), metaguard::Policy::Throw);
@@ -58,4 +59,5 @@ TEST(PolicyDeathTest, EnvironmentSetsTheInitialPolicy) {
               "METAGUARD_POLICY value 'bogus'");
 }
 
+} // namespace policy_test
 } // namespace

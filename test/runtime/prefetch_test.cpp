@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 namespace {
+namespace prefetch_test {
 
 using metaguard_test::TempDir;
 
@@ -608,4 +609,5 @@ TEST(PrefetcherReadOrder, AFailedReadTogetherIsReadAgainTensorByTensor) {
   EXPECT_EQ(reads, (std::vector<std::string>{"bias", "k", "norm", "q", "up", "v"}));
 }
 
+} // namespace prefetch_test
 } // namespace

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 namespace {
+namespace pytorch_checkpoint_test {
 
 using metaguard::CheckpointFormat;
 using metaguard::FormatError;
@@ -197,4 +198,5 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bfloat16_and_bool", {"tensor 'm'"}}),
     [](const testing::TestParamInfo<Refusal> &info) { return std::string(info.param.seed); });
 
+} // namespace pytorch_checkpoint_test
 } // namespace

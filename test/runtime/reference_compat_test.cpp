@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 namespace {
+namespace reference_compat_test {
 
 using metaguard::SafetensorsFile;
 
@@ -95,4 +96,5 @@ TEST(ReferenceCompatTest, OurWriterReproducesTheReferenceValues) {
   std::filesystem::remove(out);
 }
 
+} // namespace reference_compat_test
 } // namespace

@@ -12,6 +12,7 @@
 #include <iterator>
 
 namespace {
+namespace safetensors_header_test {
 
 using metaguard::FormatError;
 using Kind = metaguard::FormatError::Kind;
@@ -121,4 +122,5 @@ TEST_F(FormatErrorKindTest, CheckpointsAndModels) {
   EXPECT_EQ(kind_of([&] { metaguard::load_weights(*model, folder); }), Kind::mismatch);
 }
 
+} // namespace safetensors_header_test
 } // namespace

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 namespace {
+namespace safetensors_test {
 
 using metaguard::FormatError;
 using metaguard::SafetensorsFile;
@@ -322,4 +323,5 @@ TEST(SafetensorsTest, FailedSaveLeavesTheEarlierFileIntact) {
   EXPECT_TRUE(torch::equal(SafetensorsFile(dir / "x.safetensors").tensor("x"), torch::ones({4})));
 }
 
+} // namespace safetensors_test
 } // namespace

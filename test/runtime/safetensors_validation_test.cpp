@@ -10,6 +10,7 @@
 #include <random>
 
 namespace {
+namespace safetensors_validation_test {
 
 using metaguard::FormatError;
 using metaguard::SafetensorsFile;
@@ -267,4 +268,5 @@ TEST_F(ValidationTest, CorruptedFilesNeverCrash) {
   EXPECT_GT(opened, 0);
 }
 
+} // namespace safetensors_validation_test
 } // namespace

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 namespace {
+namespace save_crash_test {
 
 using metaguard::FormatError;
 using metaguard_test::TempDir;
@@ -271,4 +272,5 @@ INSTANTIATE_TEST_SUITE_P(SingleAndSharded, CommittedConfigTest, testing::Values(
                            return info.param == 1000 ? std::string("sharded") : std::string("single");
                          });
 
+} // namespace save_crash_test
 } // namespace

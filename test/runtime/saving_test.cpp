@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 namespace {
+namespace saving_test {
 
 using metaguard::FormatError;
 using metaguard::SafetensorsFile;
@@ -281,4 +282,5 @@ TEST(SavingConfigTest, APlainModuleWithoutAConfigSavesNoConfig) {
   EXPECT_FALSE(std::filesystem::exists(dir / "config.json"));
 }
 
+} // namespace saving_test
 } // namespace

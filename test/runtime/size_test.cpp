@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace {
+namespace size_test {
 
 TEST(SizeTest, UnitsFollowAccelerate) {
   EXPECT_EQ(metaguard::parse_size("1234"), 1234);
@@ -85,4 +86,5 @@ TEST(MaxMemoryTest, ParsesBudgets) {
   EXPECT_THROW((metaguard::MaxMemory{{"cpu", "lots"}}), metaguard::Error);
 }
 
+} // namespace size_test
 } // namespace

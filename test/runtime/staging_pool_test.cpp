@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 namespace {
+namespace staging_pool_test {
 
 using metaguard::detail::StagingPool;
 using metaguard_test::TempDir;
@@ -119,4 +120,5 @@ TEST(StagingPoolTest, SafetensorsPrivateTensorsAreFreshEveryTime) {
   }
 }
 
+} // namespace staging_pool_test
 } // namespace

@@ -17,6 +17,7 @@
 #include <limits>
 
 namespace {
+namespace to_empty_poison_release_test {
 
 using empty_test::Net;
 
@@ -105,4 +106,5 @@ TEST_F(ToEmptyPoisonReleaseTest, TheNaNPayloadSurvivesArithmetic) {
   EXPECT_EQ(bits_at<std::uint32_t>(doubled, 0), 0x7FC0DEADu);
 }
 
+} // namespace to_empty_poison_release_test
 } // namespace

@@ -11,6 +11,7 @@
 #include <map>
 
 namespace {
+namespace to_empty_test {
 
 using empty_test::Net;
 using metaguard_test::TempDir;
@@ -146,4 +147,5 @@ TEST(ToEmpty, OffloadedParametersAreRefusedBeforeAnythingChanges) {
   EXPECT_NO_THROW(metaguard::to_empty(*model->head, torch::kCPU));
 }
 
+} // namespace to_empty_test
 } // namespace

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 namespace {
+namespace transparent_offload_test {
 
 namespace fs = std::filesystem;
 using metaguard::OffloadError;
@@ -347,4 +348,5 @@ TEST_F(TransparentOffloadTest, ADtypeChangeKeepsParametersSelfLoading) {
   EXPECT_TRUE(torch::equal(model.seq->forward(ids_), reference.seq->forward(ids_)));
 }
 
+} // namespace transparent_offload_test
 } // namespace

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 namespace {
+namespace truncated_file_test {
 
 using metaguard::FormatError;
 using metaguard_test::TempDir;
@@ -154,4 +155,5 @@ TEST_F(TruncatedFileTest, CopyOnLoadMakesLoadedWeightsIndependentOfTheFile) {
   EXPECT_TRUE(torch::equal(model->second->fc->weight, expected)); // no SIGBUS: a copy
 }
 
+} // namespace truncated_file_test
 } // namespace

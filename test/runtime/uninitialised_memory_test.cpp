@@ -20,6 +20,7 @@
 #include <limits>
 
 namespace {
+namespace uninitialised_memory_test {
 
 using empty_test::Net;
 using metaguard::UninitializedMemoryError;
@@ -278,4 +279,5 @@ TEST_F(UninitialisedMemoryTest, AnOffloadedModelsEmptyHeadIsNamedAndItsOffloaded
   EXPECT_TRUE(torch::equal(empty_test::forward(model), empty_test::forward(saved)));
 }
 
+} // namespace uninitialised_memory_test
 } // namespace

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 namespace {
+namespace values_after_load_test {
 
 using empty_test::Net;
 using metaguard::LoadOptions;
@@ -345,4 +346,5 @@ TEST(SplitTie, FromPretrainedLoadsTheSplitMapToo) {
   EXPECT_TRUE(torch::equal(net->head_weight, saved->embed->weight));
 }
 
+} // namespace values_after_load_test
 } // namespace

@@ -39,6 +39,8 @@ class BuiltEmptyRecord {
 public:
   explicit BuiltEmptyRecord(const torch::nn::Module *module);
   BuiltEmptyRecord(const BuiltEmptyRecord &) noexcept {}
+  // Assigns nothing, so assigning a record to itself is harmless too.
+  // NOLINTNEXTLINE(bugprone-unhandled-self-assignment)
   BuiltEmptyRecord &operator=(const BuiltEmptyRecord &) noexcept { return *this; }
   ~BuiltEmptyRecord();
 

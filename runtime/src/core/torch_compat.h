@@ -20,7 +20,7 @@ constexpr c10::DispatchKey kScopeModeKey = c10::DispatchKey::TESTING_ONLY_Generi
 // above autograd and below kScopeModeKey, registered by no library (only
 // PyTorch's own dispatcher tests). Neither version reserves a functionality
 // key for libraries; 1.13 and 2.x both keep this one in that place.
-constexpr c10::DispatchKey offload_dispatch_key() { return c10::DispatchKey::TESTING_ONLY_GenericWrapper; }
+constexpr c10::DispatchKey kOffloadKey = c10::DispatchKey::TESTING_ONLY_GenericWrapper;
 
 // Swallows LibTorch warnings on the calling thread for its lifetime. 2.x
 // moved the guard into c10::WarningUtils and hands the handler a c10::Warning;

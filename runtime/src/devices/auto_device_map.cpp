@@ -20,8 +20,6 @@
 namespace metaguard {
 namespace {
 
-using torch::nn::Module;
-
 // A budget per device, in accelerate's fill order: GPUs by index, then mps,
 // cpu, and disk last (disk has no budget).
 struct Budget {
@@ -81,7 +79,8 @@ std::vector<Budget> ordered_budgets(const MaxMemory &max_memory) {
 // Bytes of every module and tensor name, each counted in all its prefixes
 // ("" is the whole model). A tensor held under several names (a tie) counts
 // once, under the first, as PyTorch's named_parameters lists it.
-std::map<std::string, std::int64_t> compute_module_sizes(const Module &model, const detail::TieGroups &groups) {
+std::map<std::string, std::int64_t> compute_module_sizes(const torch::nn::Module &model,
+                                                         const detail::TieGroups &groups) {
   std::map<std::string, std::size_t> group_of;
   for (std::size_t i = 0; i < groups.size(); ++i)
     for (const auto &name : groups[i])
@@ -114,9 +113,9 @@ std::int64_t size_of(const std::map<std::string, std::int64_t> &sizes, const std
   return it == sizes.end() ? 0 : it->second;
 }
 
-// Module::name() is the demangled type, e.g. "ns::BlockImpl" or
+// torch::nn::Module::name() is the demangled type, e.g. "ns::BlockImpl" or
 // "torch::nn::LinearImpl"; users write "Block", "BlockImpl" or the full name.
-bool type_matches(const Module &module, const std::vector<std::string> &names) {
+bool type_matches(const torch::nn::Module &module, const std::vector<std::string> &names) {
   const std::string &full = module.name();
   const auto colon = full.rfind("::");
   const std::string bare = colon == std::string::npos ? full : full.substr(colon + 2);
@@ -132,7 +131,7 @@ bool type_matches(const Module &module, const std::vector<std::string> &names) {
 // One unit the algorithm places: a module, or a tensor (module == nullptr).
 struct Item {
   std::string name;
-  const Module *module;
+  const torch::nn::Module *module;
 };
 
 std::vector<Item> children_of(const Item &item) {
@@ -216,8 +215,9 @@ void clean_device_map(std::vector<std::pair<std::string, std::string>> &map, con
 // accelerate's get_balanced_memory: caps every GPU but the last at an even
 // share of the model plus a margin (low_zero leaves GPU 0 as empty as
 // possible). Without GPUs the budgets are returned unchanged.
-std::vector<Budget> balanced_budgets(const Module &model, const detail::TieGroups &ties, std::vector<Budget> budgets,
-                                     bool user_set, const std::vector<std::string> &no_split, bool low_zero) {
+std::vector<Budget> balanced_budgets(const torch::nn::Module &model, const detail::TieGroups &ties,
+                                     std::vector<Budget> budgets, bool user_set,
+                                     const std::vector<std::string> &no_split, bool low_zero) {
   std::vector<std::size_t> gpus;
   for (std::size_t i = 0; i < budgets.size(); ++i)
     if (is_gpu(budgets[i].device) && budgets[i].bytes > 0)
@@ -236,7 +236,7 @@ std::vector<Budget> balanced_budgets(const Module &model, const detail::TieGroup
 
   std::int64_t block = 0;
   std::set<std::string> seen;
-  detail::for_each_module(model, [&](const std::string &name, const Module &m) {
+  detail::for_each_module(model, [&](const std::string &name, const torch::nn::Module &m) {
     if (!name.empty() && type_matches(m, no_split) && seen.insert(m.name()).second)
       block = std::max(block, sizes[name]);
   });
@@ -344,8 +344,8 @@ bool split_in_place(std::vector<Item> &todo, const std::string &name, const std:
   return true;
 }
 
-DeviceMap infer_from_budgets(const Module &model, const detail::TieGroups &groups, const std::vector<Budget> &budgets,
-                             const std::vector<std::string> &no_split) {
+DeviceMap infer_from_budgets(const torch::nn::Module &model, const detail::TieGroups &groups,
+                             const std::vector<Budget> &budgets, const std::vector<std::string> &no_split) {
   std::vector<std::string> devices;
   devices.reserve(budgets.size() + 1);
   for (const auto &b : budgets)
@@ -385,9 +385,10 @@ DeviceMap infer_from_budgets(const Module &model, const detail::TieGroups &group
     const Item item = todo.front();
     todo.erase(todo.begin());
     // The largest layer may just have been taken: find the next largest.
-    layer_names.erase(std::remove_if(layer_names.begin(), layer_names.end(),
-                                     [&](const std::string &n) { return n == item.name || starts_with(n, item.name + "."); }),
-                      layer_names.end());
+    layer_names.erase(
+        std::remove_if(layer_names.begin(), layer_names.end(),
+                       [&](const std::string &n) { return n == item.name || starts_with(n, item.name + "."); }),
+        layer_names.end());
     if (layer_names.empty())
       std::tie(layer_size, layer_names) = max_layer_size(modules_only(todo), sizes, no_split);
 
@@ -416,10 +417,9 @@ DeviceMap infer_from_budgets(const Module &model, const detail::TieGroups &group
     }
     if (!tied.empty() && used[device] + size <= room) {
       // The module fits alone: split a tied partner and try again.
-      bool split = false;
-      for (const Item &partner : with_ties.items)
-        if ((split = split_in_place(todo, partner.name, no_split)))
-          break;
+      const bool split = std::any_of(with_ties.items.begin(), with_ties.items.end(), [&](const Item &partner) {
+        return split_in_place(todo, partner.name, no_split);
+      });
       if (split) {
         todo.insert(todo.begin(), item);
         std::tie(layer_size, layer_names) = max_layer_size(modules_only(todo), sizes, no_split);

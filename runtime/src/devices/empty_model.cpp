@@ -5,6 +5,7 @@
 #include "offload/offload_dispatch.h"
 #include "offload/offload_registry.h"
 #include "devices/tensor_mark.h"
+#include "core/message_names.h"
 #include "core/torch_compat.h"
 
 #include <metaguard/debug_checks.h>
@@ -14,7 +15,6 @@
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 #include <unordered_set>
 
 namespace metaguard::detail {
@@ -27,10 +27,10 @@ struct EmptyTicket {
   std::string scope; // what made the meta device ambient
 };
 
-void delete_ticket(void *ticket) { delete static_cast<EmptyTicket *>(ticket); }
+void delete_empty_ticket(void *ticket) { delete static_cast<EmptyTicket *>(ticket); }
 
-const EmptyTicket *ticket_of(const torch::Tensor &tensor) {
-  return static_cast<const EmptyTicket *>(mark_context(tensor, &delete_ticket));
+const EmptyTicket *empty_ticket_of(const torch::Tensor &tensor) {
+  return static_cast<const EmptyTicket *>(mark_context(tensor, &delete_empty_ticket));
 }
 
 const char *const kEmptyAdvice =
@@ -43,7 +43,7 @@ const char *const kEmptyAdvice =
 void put_ticket(const torch::Tensor &tensor, EmptyTicket ticket) {
   // A tensor that carries metaguard's key already is marked (or offloaded).
   if (!tensor.defined() || !tensor.is_meta() || tensor.layout() != torch::kStrided ||
-      !tensor.unsafeGetTensorImpl()->has_storage() || tensor.key_set().has(offload_dispatch_key()) ||
+      !tensor.unsafeGetTensorImpl()->has_storage() || tensor.key_set().has(kOffloadKey) ||
       is_marked_empty(tensor))
     return;
   // A tensor without bytes has no values to miss, and a composite factory
@@ -57,13 +57,7 @@ void put_ticket(const torch::Tensor &tensor, EmptyTicket ticket) {
   put_mark(tensor,
            {tensor.key_set(), tensor.dtype(), tensor.storage().nbytes(), tensor.sizes(), tensor.strides(),
             tensor.storage_offset()},
-           new EmptyTicket(std::move(ticket)), &delete_ticket);
-}
-
-std::string shape_of(const torch::Tensor &tensor) {
-  std::ostringstream text;
-  text << tensor.scalar_type() << " " << tensor.sizes();
-  return text.str();
+           new EmptyTicket(std::move(ticket)), &delete_empty_ticket);
 }
 
 // "'blocks.0.fc.weight' (Float [16, 16])", with the name from the ticket or
@@ -72,8 +66,8 @@ std::string named(const torch::Tensor &tensor, const EmptyTicket &ticket,
                   const std::optional<BuiltEmptyName> &found) {
   const std::string name = !ticket.name.empty() ? ticket.name : found ? found->name : std::string();
   if (name.empty())
-    return "a tensor (" + shape_of(tensor) + ") of an empty model";
-  return "'" + name + "' (" + shape_of(tensor) + ")";
+    return "a tensor (" + dtype_and_shape(tensor) + ") of an empty model";
+  return "'" + name + "' (" + dtype_and_shape(tensor) + ")";
 }
 
 // Where the model was built empty, as far as it is known.
@@ -103,14 +97,9 @@ struct Story {
 };
 
 Story story(const torch::Tensor &tensor) {
-  const EmptyTicket &ticket = *ticket_of(tensor);
+  const EmptyTicket &ticket = *empty_ticket_of(tensor);
   const auto found = lookup(tensor, ticket);
   return {named(tensor, ticket, found), origin(ticket, found)};
-}
-
-std::string op_name(const c10::OperatorHandle &op) {
-  const auto &name = op.schema().operator_name();
-  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
 }
 
 // A tensor whose values an operator reads: not meta (or offloaded, whose
@@ -119,7 +108,7 @@ std::string op_name(const c10::OperatorHandle &op) {
 bool is_real(const torch::Tensor &tensor) {
   if (!tensor.defined() || (tensor.is_meta() && !is_tagged_offloaded(tensor)))
     return false;
-  return !(tensor.device().is_cpu() && tensor.dim() == 0);
+  return !tensor.device().is_cpu() || tensor.dim() != 0;
 }
 
 // Operators that allocate a tensor shaped like their argument without
@@ -176,7 +165,7 @@ void check_set_data(torch::jit::Stack &stack) {
   if (!is_marked_empty(self))
     return;
   if (value.is_meta()) {
-    put_ticket(value, *ticket_of(self));
+    put_ticket(value, *empty_ticket_of(self));
     return;
   }
   if (thread_meta_scope_live())
@@ -202,17 +191,17 @@ std::string list_empty(const std::vector<std::pair<std::string, torch::Tensor>> 
     names += (names.empty() ? "'" : ", '") + name + "'";
     ++count;
     if (first.empty() && is_marked_empty(tensor))
-      first = origin(*ticket_of(tensor), lookup(tensor, *ticket_of(tensor)));
+      first = origin(*empty_ticket_of(tensor), lookup(tensor, *empty_ticket_of(tensor)));
   }
   return names;
 }
 
 } // namespace
 
-bool is_marked_empty(const torch::Tensor &tensor) { return ticket_of(tensor) != nullptr; }
+bool is_marked_empty(const torch::Tensor &tensor) { return empty_ticket_of(tensor) != nullptr; }
 
 std::optional<EmptyOrigin> empty_origin(const torch::Tensor &tensor) {
-  const EmptyTicket *ticket = ticket_of(tensor);
+  const EmptyTicket *ticket = empty_ticket_of(tensor);
   if (ticket == nullptr)
     return std::nullopt;
   std::optional<BuiltEmptyName> found;
@@ -248,7 +237,7 @@ void check_empty_use(const c10::OperatorHandle &op, torch::jit::Stack &stack) {
   const std::string use = arguments.real ? " used " + told.tensor + " together with real tensors (on " +
                                                arguments.real->str() + ")"
                                          : " would copy " + told.tensor + " to " + arguments.target->str();
-  enforce(MetaDeviceError("operator " + op_name(op) + use + ", but it has no data: it belongs to " + told.origin +
+  enforce(MetaDeviceError("operator " + operator_name(op) + use + ", but it has no data: it belongs to " + told.origin +
                           ". " + kEmptyAdvice));
 }
 
@@ -298,7 +287,7 @@ void note_built_empty(const torch::nn::Module &module) {
   auto name = [&](const std::string &full, const torch::Tensor &tensor) {
     if (!named.insert(tensor.unsafeGetTensorImpl()).second)
       return;
-    if (auto *marked = const_cast<EmptyTicket *>(ticket_of(tensor))) {
+    if (auto *marked = const_cast<EmptyTicket *>(empty_ticket_of(tensor))) {
       *marked = ticket;
       marked->name = full;
     } else {

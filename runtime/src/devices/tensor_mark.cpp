@@ -16,8 +16,6 @@
 namespace metaguard::detail {
 namespace {
 
-constexpr c10::DispatchKey kKey = offload_dispatch_key();
-
 void tensor_key_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   check_empty_use(op, *stack);
   check_uninitialised_use(op, *stack);
@@ -25,7 +23,7 @@ void tensor_key_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack
     replace_offloaded(op, *stack);
   // The offloaded arguments are real tensors now (meta ones for bookkeeping
   // operators); excluding the key keeps anything left over from coming back.
-  c10::impl::ExcludeDispatchKeyGuard exclude(kKey);
+  c10::impl::ExcludeDispatchKeyGuard exclude(kOffloadKey);
   op.callBoxed(stack);
 }
 
@@ -33,7 +31,7 @@ void tensor_key_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack
 
 bool tensor_key_installed() {
   static const bool installed = register_process_fallback(
-      kKey, c10::KernelFunction::makeFromBoxedFunction<&tensor_key_fallback>(),
+      kOffloadKey, c10::KernelFunction::makeFromBoxedFunction<&tensor_key_fallback>(),
       "metaguard: offloaded parameters load themselves, empty models are checked",
       "make offloaded parameters load themselves",
       "models with offloaded parameters need OnloadGuard in their forward, and empty models are not checked "
@@ -45,7 +43,7 @@ void put_mark(const torch::Tensor &tensor, const MarkShape &shape, void *context
   c10::DataPtr data(nullptr, context, deleter, c10::Device(c10::kMeta));
   c10::Storage storage(c10::Storage::use_byte_size_t(), shape.nbytes, std::move(data), /*allocator=*/nullptr,
                        /*resizable=*/false);
-  const c10::DispatchKeySet keys = tensor_key_installed() ? shape.keys.add(kKey) : shape.keys;
+  const c10::DispatchKeySet keys = tensor_key_installed() ? shape.keys.add(kOffloadKey) : shape.keys;
   auto impl = c10::make_intrusive<c10::TensorImpl>(std::move(storage), keys, shape.dtype);
   impl->set_sizes_and_strides(shape.sizes, shape.strides);
   impl->set_storage_offset(shape.storage_offset);

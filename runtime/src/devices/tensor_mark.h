@@ -1,5 +1,5 @@
 // Private: metaguard's tensor key. A meta tensor may carry metaguard's
-// functionality key (offload_dispatch_key(), torch_compat.h) and a meta
+// functionality key (kOffloadKey, torch_compat.h) and a meta
 // storage whose data pointer is null and whose context says what the mark
 // means: an offloaded parameter that loads itself (offload_dispatch.h) or a
 // tensor of a model built empty (empty_model.h). One boxed fallback on the

@@ -88,7 +88,7 @@ void to_empty(torch::nn::Module &module, torch::Device device, bool recurse) {
     } else if (tensor.device() != device) {
       // A tensor still holding to_empty's poison is copied as it is, not
       // refused as a read: the copy holds the poison (without the debug mark).
-      c10::impl::ExcludeDispatchKeyGuard exclude(detail::offload_dispatch_key());
+      c10::impl::ExcludeDispatchKeyGuard exclude(detail::kOffloadKey);
       replacements.emplace_back(tensor, tensor.to(device));
     }
   }

@@ -3,6 +3,7 @@
 #include "devices/uninitialised.h"
 
 #include "devices/tensor_mark.h"
+#include "core/message_names.h"
 #include "core/torch_compat.h"
 
 #include <metaguard/debug_checks.h>
@@ -16,13 +17,10 @@
 #include <cstring>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <unordered_set>
 
 namespace metaguard::detail {
 namespace {
-
-constexpr c10::DispatchKey kKey = offload_dispatch_key();
 
 // A dtype's poison: `bits` repeated in every `width`-byte unit of the
 // storage, written and compared through an integer dtype (`unit`) of that
@@ -104,19 +102,19 @@ struct UninitTicket {
   c10::DataPtr inner; // the allocator's, freed with the ticket
 };
 
-void delete_ticket(void *ticket) { delete static_cast<UninitTicket *>(ticket); }
+void delete_uninit_ticket(void *ticket) { delete static_cast<UninitTicket *>(ticket); }
 
-UninitTicket *ticket_of(const torch::Tensor &tensor) {
-  return static_cast<UninitTicket *>(mark_context(tensor, &delete_ticket));
+UninitTicket *uninit_ticket_of(const torch::Tensor &tensor) {
+  return static_cast<UninitTicket *>(mark_context(tensor, &delete_uninit_ticket));
 }
 
 // Takes metaguard's key off `tensor` (same TensorImpl, storage and shape):
 // once its ticket is cleared, its operators skip the fallback.
 void strip_key(const torch::Tensor &tensor) {
   c10::TensorImpl *impl = tensor.unsafeGetTensorImpl();
-  if (!impl->key_set().has(kKey))
+  if (!impl->key_set().has(kOffloadKey))
     return;
-  auto fresh = c10::make_intrusive<c10::TensorImpl>(c10::Storage(impl->storage()), impl->key_set().remove(kKey),
+  auto fresh = c10::make_intrusive<c10::TensorImpl>(c10::Storage(impl->storage()), impl->key_set().remove(kOffloadKey),
                                                     impl->dtype());
   fresh->set_sizes_and_strides(impl->sizes(), impl->strides());
   fresh->set_storage_offset(impl->storage_offset());
@@ -133,14 +131,8 @@ bool reads_nothing(const c10::OperatorHandle &op) {
   return reads_no_values(op) || names.count(op.schema().name()) != 0;
 }
 
-std::string shape_of(const torch::Tensor &tensor) {
-  std::ostringstream text;
-  text << tensor.scalar_type() << " " << tensor.sizes();
-  return text.str();
-}
-
 std::string named(const torch::Tensor &tensor, const UninitTicket &ticket) {
-  const std::string shape = "(" + shape_of(tensor) + ")";
+  const std::string shape = "(" + dtype_and_shape(tensor) + ")";
   return ticket.origin.name.empty() ? "a tensor " + shape : "'" + ticket.origin.name + "' " + shape;
 }
 
@@ -167,7 +159,7 @@ std::vector<std::string> still_poisoned(const std::vector<std::pair<std::string,
   std::vector<std::string> names;
   std::unordered_set<const c10::TensorImpl *> seen;
   for (const auto &[name, tensor] : state) {
-    UninitTicket *ticket = ticket_of(tensor);
+    UninitTicket *ticket = uninit_ticket_of(tensor);
     if (ticket == nullptr || ticket->cleared || !seen.insert(tensor.unsafeGetTensorImpl()).second)
       continue;
     if (!holds_only_poison(tensor)) {
@@ -194,7 +186,7 @@ bool fill_poison(const torch::Tensor &tensor) {
   const auto poison = poison_of(tensor.scalar_type());
   if (!poison || !tensor.defined() || !tensor.has_storage() || tensor.storage().nbytes() == 0)
     return static_cast<bool>(poison);
-  c10::impl::ExcludeDispatchKeyGuard exclude(kKey);
+  c10::impl::ExcludeDispatchKeyGuard exclude(kOffloadKey);
   torch::NoGradGuard no_grad;
   units_of(tensor, *poison).fill_(signed_bits(*poison));
   return true;
@@ -221,7 +213,7 @@ bool holds_only_poison(const torch::Tensor &tensor) {
       return all_equal<std::uint64_t>(bytes, count, poison->bits);
     }
   }
-  c10::impl::ExcludeDispatchKeyGuard exclude(kKey);
+  c10::impl::ExcludeDispatchKeyGuard exclude(kOffloadKey);
   torch::NoGradGuard no_grad;
   return units_of(tensor, *poison).eq(signed_bits(*poison)).all().item<bool>();
 }
@@ -234,17 +226,17 @@ torch::Tensor mark_uninitialised(const torch::Tensor &value, UninitOrigin origin
   auto *ticket = new UninitTicket;
   ticket->origin = std::move(origin);
   void *data = storage.data_ptr().get();
-  ticket->inner = storage.set_data_ptr(c10::DataPtr(data, ticket, &delete_ticket, value.device()));
+  ticket->inner = storage.set_data_ptr(c10::DataPtr(data, ticket, &delete_uninit_ticket, value.device()));
   c10::TensorImpl *impl = value.unsafeGetTensorImpl();
   auto marked =
-      c10::make_intrusive<c10::TensorImpl>(std::move(storage), impl->key_set().add(kKey), impl->dtype());
+      c10::make_intrusive<c10::TensorImpl>(std::move(storage), impl->key_set().add(kOffloadKey), impl->dtype());
   marked->set_sizes_and_strides(impl->sizes(), impl->strides());
   marked->set_storage_offset(impl->storage_offset());
   return torch::Tensor::wrap_tensor_impl(std::move(marked));
 }
 
 bool is_marked_uninitialised(const torch::Tensor &tensor) {
-  const UninitTicket *ticket = ticket_of(tensor);
+  const UninitTicket *ticket = uninit_ticket_of(tensor);
   return ticket != nullptr && !ticket->cleared;
 }
 
@@ -257,7 +249,7 @@ void check_uninitialised_use(const c10::OperatorHandle &op, torch::jit::Stack &s
   const std::size_t first = stack.size() - count;
   std::optional<torch::Tensor> poisoned;
   auto see = [&](const torch::Tensor &tensor, const c10::Argument &argument) {
-    UninitTicket *ticket = ticket_of(tensor);
+    UninitTicket *ticket = uninit_ticket_of(tensor);
     if (ticket == nullptr)
       return;
     const c10::AliasInfo *alias = argument.alias_info();
@@ -292,10 +284,8 @@ void check_uninitialised_use(const c10::OperatorHandle &op, torch::jit::Stack &s
   }
   if (!poisoned || policy() == Policy::Off)
     return;
-  const auto &name = op.schema().operator_name();
-  const std::string op_name = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-  const UninitTicket &ticket = *ticket_of(*poisoned);
-  enforce(UninitializedMemoryError("operator " + op_name + " read " + named(*poisoned, ticket) +
+  const UninitTicket &ticket = *uninit_ticket_of(*poisoned);
+  enforce(UninitializedMemoryError("operator " + operator_name(op) + " read " + named(*poisoned, ticket) +
                                    " before anything wrote it: its memory was never initialised. " +
                                    history(ticket) + kUninitAdvice));
 }

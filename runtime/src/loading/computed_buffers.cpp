@@ -19,7 +19,7 @@ struct Entry {
   std::shared_ptr<BufferRecipe> recipe; // shared by the model's buffers
 };
 
-struct Registry {
+struct BufferRegistry {
   std::mutex mutex;
   std::unordered_map<const c10::TensorImpl *, Entry> entries;
 
@@ -29,14 +29,14 @@ struct Registry {
   }
 };
 
-Registry &registry() {
-  static auto *instance = new Registry; // never destroyed: models may outlive static destruction
+BufferRegistry &buffer_registry() {
+  static auto *instance = new BufferRegistry; // never destroyed: models may outlive static destruction
   return *instance;
 }
 
 // The live entry of `tensor`, if any (an address can be reused by a new
 // tensor once the old one is gone).
-const Entry *entry_of(const Registry &r, const torch::Tensor &tensor) {
+const Entry *entry_of(const BufferRegistry &r, const torch::Tensor &tensor) {
   const auto it = r.entries.find(tensor.unsafeGetTensorImpl());
   if (it == r.entries.end() || it->second.tensor.expired())
     return nullptr;
@@ -47,7 +47,7 @@ const Entry *entry_of(const Registry &r, const torch::Tensor &tensor) {
 
 void remember_buffer_recipe(const torch::nn::Module &module, BufferRecipe recipe) {
   auto shared = std::make_shared<BufferRecipe>(std::move(recipe));
-  Registry &r = registry();
+  BufferRegistry &r = buffer_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.forget_dead();
   for (const auto &item : module.named_buffers(/*recurse=*/true))
@@ -61,7 +61,7 @@ constructed_values(const std::vector<std::pair<std::string, torch::Tensor>> &wan
   // Each recipe runs once, whatever number of its buffers are wanted.
   std::map<std::shared_ptr<BufferRecipe>, std::vector<std::pair<std::string, Entry>>> by_recipe;
   {
-    Registry &r = registry();
+    BufferRegistry &r = buffer_registry();
     std::lock_guard<std::mutex> lock(r.mutex);
     for (const auto &[name, tensor] : wanted)
       if (const Entry *entry = entry_of(r, tensor))

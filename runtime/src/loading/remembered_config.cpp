@@ -25,13 +25,13 @@ struct Record {
   Config config;
 };
 
-struct Registry {
+struct ConfigRegistry {
   std::mutex mutex;
   std::unordered_map<const c10::TensorImpl *, Record> records;
 };
 
-Registry &registry() {
-  static auto *r = new Registry; // never destroyed: modules may outlive static destruction
+ConfigRegistry &config_registry() {
+  static auto *r = new ConfigRegistry; // never destroyed: modules may outlive static destruction
   return *r;
 }
 
@@ -56,7 +56,7 @@ bool matches(const Record &record, const std::vector<std::pair<std::string, torc
   return true;
 }
 
-void prune(Registry &r) {
+void prune(ConfigRegistry &r) {
   for (auto it = r.records.begin(); it != r.records.end();)
     it = it->second.tensors.front().expired() ? r.records.erase(it) : std::next(it);
 }
@@ -76,7 +76,7 @@ void remember_config(torch::nn::Module &module, const Config &config) {
     record.names.push_back(name);
     record.tensors.emplace_back(tensor.getIntrusivePtr());
   }
-  Registry &r = registry();
+  ConfigRegistry &r = config_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   prune(r);
   r.records.insert_or_assign(tensors.front().second.unsafeGetTensorImpl(), std::move(record));
@@ -88,7 +88,7 @@ Config remembered_config(const torch::nn::Module &module) {
   const auto tensors = tensors_of(module);
   if (tensors.empty())
     return nullptr;
-  Registry &r = registry();
+  ConfigRegistry &r = config_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   const auto it = r.records.find(tensors.front().second.unsafeGetTensorImpl());
   if (it == r.records.end() || !matches(it->second, tensors))

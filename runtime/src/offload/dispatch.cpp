@@ -16,8 +16,6 @@
 namespace metaguard {
 namespace {
 
-using torch::nn::Module;
-
 struct DiskParam {
   std::string local;
   std::string full;
@@ -25,7 +23,7 @@ struct DiskParam {
 };
 
 struct OwnedDiskParams {
-  const Module *module;
+  const torch::nn::Module *module;
   std::string module_name;
   std::vector<DiskParam> params;
 };
@@ -55,10 +53,10 @@ void require_explicit(const DeviceMap &resolved) {
 
 // Disk parameters grouped by the module that owns them; throws listing
 // uncovered parameters.
-std::vector<OwnedDiskParams> disk_parameters(const Module &model, const DeviceMap &resolved) {
+std::vector<OwnedDiskParams> disk_parameters(const torch::nn::Module &model, const DeviceMap &resolved) {
   std::vector<OwnedDiskParams> owned;
   std::vector<std::string> uncovered;
-  detail::for_each_module(model, [&](const std::string &prefix, const Module &module) {
+  detail::for_each_module(model, [&](const std::string &prefix, const torch::nn::Module &module) {
     OwnedDiskParams group{&module, prefix, {}};
     for (const auto &item : module.named_parameters(false)) {
       const std::string full = detail::join_name(prefix, item.key());
@@ -208,7 +206,7 @@ private:
 // (each storage once): whether read already or still to be faulted in from
 // a mapped checkpoint, they take their share of the memory the page cache
 // could otherwise keep.
-std::uint64_t kept_in_memory(const Module &model, const std::vector<OwnedDiskParams> &owned) {
+std::uint64_t kept_in_memory(const torch::nn::Module &model, const std::vector<OwnedDiskParams> &owned) {
   std::set<std::string> offloaded;
   for (const auto &group : owned)
     for (const auto &p : group.params)
@@ -230,7 +228,8 @@ std::uint64_t kept_in_memory(const Module &model, const std::vector<OwnedDiskPar
 
 // OffloadOptions::read_mode (or METAGUARD_OFFLOAD_READ) resolved against the
 // bytes the hooks will read: `weights` itself when cached, wrapped when direct.
-std::shared_ptr<const WeightsMap> with_read_mode(const Module &model, const std::vector<OwnedDiskParams> &owned,
+std::shared_ptr<const WeightsMap> with_read_mode(const torch::nn::Module &model,
+                                                 const std::vector<OwnedDiskParams> &owned,
                                                  std::shared_ptr<const WeightsMap> weights,
                                                  const OffloadOptions &options) {
   std::uint64_t offloaded = 0;
@@ -243,7 +242,7 @@ std::shared_ptr<const WeightsMap> with_read_mode(const Module &model, const std:
   return weights;
 }
 
-void install_hooks(const Module &model, std::vector<OwnedDiskParams> &owned,
+void install_hooks(const torch::nn::Module &model, std::vector<OwnedDiskParams> &owned,
                    const std::shared_ptr<const WeightsMap> &given, const DeviceMap &resolved,
                    const OffloadOptions &options) {
   const std::shared_ptr<const WeightsMap> weights = with_read_mode(model, owned, given, options);
@@ -341,7 +340,7 @@ void dispatch_model(torch::nn::Module &model, const DeviceMap &map, const std::f
   }
 
   // Commit: old hooks go (their parameters are re-placed, not orphaned).
-  detail::for_each_module(model, [](const std::string &, const Module &m) { detail::drop_hook(m, false); });
+  detail::for_each_module(model, [](const std::string &, const torch::nn::Module &m) { detail::drop_hook(m, false); });
   for (const auto &[param, value] : moves)
     detail::swap_storage(param, value);
   if (weights) {

@@ -2,6 +2,7 @@
 // parameters, giving every operator their real values for that call.
 #include "offload/offload_dispatch.h"
 
+#include "core/message_names.h"
 #include "devices/empty_model.h"
 #include "devices/module_walk.h"
 #include "devices/tensor_mark.h"
@@ -20,8 +21,6 @@
 namespace metaguard::detail {
 namespace {
 
-constexpr c10::DispatchKey kKey = offload_dispatch_key();
-
 // What an offloaded parameter's meta storage points back to.
 struct OffloadTicket {
   std::weak_ptr<OffloadHook> hook;
@@ -29,21 +28,16 @@ struct OffloadTicket {
   std::string name; // full name, for messages when the hook is gone
 };
 
-void delete_ticket(void *ticket) { delete static_cast<OffloadTicket *>(ticket); }
+void delete_offload_ticket(void *ticket) { delete static_cast<OffloadTicket *>(ticket); }
 
-const OffloadTicket *ticket_of(const torch::Tensor &tensor) {
-  return static_cast<const OffloadTicket *>(mark_context(tensor, &delete_ticket));
-}
-
-std::string op_name(const c10::OperatorHandle &op) {
-  const auto &name = op.schema().operator_name();
-  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+const OffloadTicket *offload_ticket_of(const torch::Tensor &tensor) {
+  return static_cast<const OffloadTicket *>(mark_context(tensor, &delete_offload_ticket));
 }
 
 // Reports a rule broken at the moment of use. Under Policy::Warn/Off the
 // operator goes on with the meta tensor, as it would without metaguard.
 void refuse(const c10::OperatorHandle &op, const std::string &name, const std::string &why) {
-  detail::enforce(OffloadError("operator " + op_name(op) + " used offloaded parameter '" + name + "', but " +
+  detail::enforce(OffloadError("operator " + operator_name(op) + " used offloaded parameter '" + name + "', but " +
                                why + ". " + kOffloadAdvice));
 }
 
@@ -85,12 +79,12 @@ Use use_of(const c10::OperatorHandle &op, std::size_t index) {
 // The real value of one offloaded argument, or the argument itself when a
 // rule is broken and the policy lets the operator go on.
 torch::Tensor onload(const c10::OperatorHandle &op, const torch::Tensor &tensor, Use use) {
-  const OffloadTicket *ticket = ticket_of(tensor);
+  const OffloadTicket *ticket = offload_ticket_of(tensor);
   if (ticket == nullptr) {
     refuse(op, "<unknown>",
            "the tensor carries metaguard's offload mark without metaguard's storage (another library may use "
            "dispatch key " +
-               std::string(c10::toString(kKey)) + ")");
+               std::string(c10::toString(kOffloadKey)) + ")");
     return tensor;
   }
   const auto hook = ticket->hook.lock();
@@ -131,7 +125,7 @@ public:
   CallLoads(const c10::OperatorHandle &op) : op_(op) {}
 
   c10::IValue real(const c10::IValue &value, Use use) {
-    if (!value.isTensor() || !value.toTensor().key_set().has(kKey))
+    if (!value.isTensor() || !value.toTensor().key_set().has(kOffloadKey))
       return value;
     const torch::Tensor &tensor = value.toTensor();
     // An empty model's tensor, or a real one to_empty gave memory to and
@@ -184,7 +178,7 @@ void tag_offloaded(const torch::Tensor &param, const std::shared_ptr<OffloadHook
   const c10::DimVector strides = c10::contiguous_strides(record.sizes);
   put_mark(param,
            {meta_keys, dtype, static_cast<std::size_t>(elements) * dtype.itemsize(), record.sizes, strides, 0},
-           new OffloadTicket{hook, index, record.key}, &delete_ticket);
+           new OffloadTicket{hook, index, record.key}, &delete_offload_ticket);
 }
 
 void untag_offloaded(const torch::Tensor &param) {
@@ -194,7 +188,7 @@ void untag_offloaded(const torch::Tensor &param) {
 }
 
 bool is_tagged_offloaded(const torch::Tensor &tensor) {
-  return tensor.defined() && tensor.key_set().has(kKey) && ticket_of(tensor) != nullptr;
+  return tensor.defined() && tensor.key_set().has(kOffloadKey) && offload_ticket_of(tensor) != nullptr;
 }
 
 } // namespace metaguard::detail

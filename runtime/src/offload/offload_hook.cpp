@@ -20,7 +20,6 @@ namespace {
 using detail::find_hook;
 using detail::OffloadHook;
 using detail::OffloadedParam;
-using torch::nn::Module;
 
 } // namespace
 namespace detail {
@@ -35,8 +34,9 @@ namespace {
 using detail::kOffloadAdvice;
 
 // The modules along `name` from the root: ("", model), ("a", a), ("a.b", a.b)...
-std::vector<std::pair<std::string, const Module *>> module_chain(const Module &model, const std::string &name) {
-  std::vector<std::pair<std::string, const Module *>> chain{{"", &model}};
+std::vector<std::pair<std::string, const torch::nn::Module *>> module_chain(const torch::nn::Module &model,
+                                                                            const std::string &name) {
+  std::vector<std::pair<std::string, const torch::nn::Module *>> chain{{"", &model}};
   std::size_t start = 0;
   for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', start)) {
     const std::string part = name.substr(start, dot - start);
@@ -56,7 +56,7 @@ std::string relative_to(const std::string &prefix, const std::string &name) {
 
 // Loads `name` through the deepest hooked ancestor; nullopt when none has a
 // hook. Throws when the hooked ancestor does not know the parameter.
-std::optional<torch::Tensor> load_through_hooks(const Module &model, const std::string &name) {
+std::optional<torch::Tensor> load_through_hooks(const torch::nn::Module &model, const std::string &name) {
   const auto chain = module_chain(model, name);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const auto hook = find_hook(*it->second);
@@ -75,12 +75,12 @@ std::optional<torch::Tensor> load_through_hooks(const Module &model, const std::
 }
 
 // The parameter called `name`, or an undefined tensor.
-torch::Tensor find_parameter(const Module &model, const std::string &name) {
+torch::Tensor find_parameter(const torch::nn::Module &model, const std::string &name) {
   const auto chain = module_chain(model, name);
   return detail::direct_parameter(*chain.back().second, relative_to(chain.back().first, name));
 }
 
-[[noreturn]] void throw_no_hook(const Module &model, const std::string &name) {
+[[noreturn]] void throw_no_hook(const torch::nn::Module &model, const std::string &name) {
   const torch::Tensor param = find_parameter(model, name);
   if (!param.defined())
     throw OffloadError("the model has no parameter named '" + name + "'");
@@ -105,11 +105,11 @@ std::optional<std::string> shape_change(const torch::Tensor &current, const Offl
 }
 
 // Everything wrong with the offloaded parameters under `model`, one line each.
-std::vector<std::string> dispatch_problems(const Module &model) {
+std::vector<std::string> dispatch_problems(const torch::nn::Module &model) {
   std::vector<std::string> problems;
   std::unordered_set<const c10::TensorImpl *> hooked;
   std::set<std::string> reported;
-  detail::for_each_module(model, [&](const std::string &prefix, const Module &module) {
+  detail::for_each_module(model, [&](const std::string &prefix, const torch::nn::Module &module) {
     const auto hook = find_hook(module);
     if (!hook)
       return;
@@ -126,7 +126,7 @@ std::vector<std::string> dispatch_problems(const Module &model) {
         hooked.insert(record.address);
         if (hook->active == 0 && !current.is_meta())
           problems.push_back(full + ": was moved off the meta device (to " + current.device().str() +
-                             ", e.g. by set_data or Module::to) while offloaded");
+                             ", e.g. by set_data or torch::nn::Module::to) while offloaded");
         else if (const auto change = shape_change(current, record))
           problems.push_back(full + ": " + *change);
         else
@@ -146,7 +146,7 @@ std::vector<std::string> dispatch_problems(const Module &model) {
   return problems;
 }
 
-std::vector<std::string> orphan_problems(const Module &model) {
+std::vector<std::string> orphan_problems(const torch::nn::Module &model) {
   std::vector<std::string> problems;
   for (const auto &item : model.named_parameters(true))
     if (detail::orphan_name(item.value()))
@@ -165,7 +165,7 @@ OffloadError problems_error(const std::string &context, const std::vector<std::s
 
 // Cheap per-hook check done on every materialisation: the recorded
 // parameters are still the module's, and still meta.
-void check_hook(const Module &module, const OffloadHook &hook) {
+void check_hook(const torch::nn::Module &module, const OffloadHook &hook) {
   std::vector<std::string> problems;
   for (const auto &record : hook.params) {
     const torch::Tensor current = detail::direct_parameter(module, record.local_name);
@@ -215,7 +215,7 @@ void materialise(OffloadHook &hook) {
   }
 }
 
-void acquire(const Module &module, OffloadHook &hook) {
+void acquire(const torch::nn::Module &module, OffloadHook &hook) {
   std::lock_guard<std::mutex> lock(hook.mutex);
   if (hook.active == 0) {
     check_hook(module, hook);
@@ -254,7 +254,7 @@ std::vector<std::string> offloaded_parameter_names(const torch::nn::Module &mode
   std::vector<std::string> names;
   if (detail::registry_empty())
     return names;
-  detail::for_each_module(model, [&](const std::string &prefix, const Module &module) {
+  detail::for_each_module(model, [&](const std::string &prefix, const torch::nn::Module &module) {
     if (const auto hook = find_hook(module))
       for (const auto &record : hook->params)
         if (!record.impl.expired())
@@ -277,7 +277,7 @@ void remove_hook_from_module(torch::nn::Module &module, bool recurse) {
     detail::drop_hook(module, /*orphan=*/true);
     return;
   }
-  detail::for_each_module(module, [](const std::string &, const Module &m) { detail::drop_hook(m, true); });
+  detail::for_each_module(module, [](const std::string &, const torch::nn::Module &m) { detail::drop_hook(m, true); });
 }
 
 void verify_dispatch(const torch::nn::Module &model) {
@@ -304,8 +304,8 @@ OnloadGuard::OnloadGuard(torch::nn::Module &module) {
     if (!problems.empty())
       detail::enforce(problems_error("OnloadGuard on " + module.name(), problems));
   }
-  std::vector<std::pair<const Module *, std::shared_ptr<OffloadHook>>> found;
-  detail::for_each_module(module, [&](const std::string &, const Module &m) {
+  std::vector<std::pair<const torch::nn::Module *, std::shared_ptr<OffloadHook>>> found;
+  detail::for_each_module(module, [&](const std::string &, const torch::nn::Module &m) {
     if (auto hook = find_hook(m))
       found.emplace_back(&m, std::move(hook));
   });
@@ -332,8 +332,8 @@ namespace detail {
 namespace {
 // Calls f(hook, index, impl) for each offloaded parameter of `model` that is
 // a meta tensor now (not materialised by a guard), under its hook's lock.
-template <class F> void for_each_meta_offloaded(const Module &model, F &&f) {
-  for_each_module(model, [&](const std::string &, const Module &module) {
+template <class F> void for_each_meta_offloaded(const torch::nn::Module &model, F &&f) {
+  for_each_module(model, [&](const std::string &, const torch::nn::Module &module) {
     const auto hook = find_hook(module);
     if (!hook)
       return;
@@ -345,12 +345,12 @@ template <class F> void for_each_meta_offloaded(const Module &model, F &&f) {
 }
 } // namespace
 
-void untag_offloaded_parameters(const Module &model) {
+void untag_offloaded_parameters(const torch::nn::Module &model) {
   for_each_meta_offloaded(model, [](const auto &, std::size_t, const torch::Tensor &param) { untag_offloaded(param); });
 }
 
-void adopt_offloaded_dtypes(const Module &model) {
-  // Module::to(dtype) replaced each offloaded parameter's meta value
+void adopt_offloaded_dtypes(const torch::nn::Module &model) {
+  // torch::nn::Module::to(dtype) replaced each offloaded parameter's meta value
   // (set_data), which dropped the mark that makes it load itself.
   for_each_meta_offloaded(model, [](const std::shared_ptr<OffloadHook> &hook, std::size_t i,
                                     const torch::Tensor &param) {

@@ -17,7 +17,7 @@ struct Orphan {
   std::string name;
 };
 
-struct Registry {
+struct HookRegistry {
   std::mutex mutex;
   std::unordered_map<const torch::nn::Module *, std::shared_ptr<OffloadHook>> hooks;
   std::unordered_map<const c10::TensorImpl *, Orphan> orphans;
@@ -30,8 +30,8 @@ struct Registry {
   }
 };
 
-Registry &registry() {
-  static Registry *r = new Registry; // never destroyed: hooks may outlive static destruction order
+HookRegistry &hook_registry() {
+  static HookRegistry *r = new HookRegistry; // never destroyed: hooks may outlive static destruction order
   return *r;
 }
 
@@ -47,7 +47,7 @@ bool stale(const OffloadHook &hook) {
   return hook.owner_shared ? hook.owner.expired() : (!hook.params.empty() && all_expired(hook));
 }
 
-void prune_orphans(Registry &r) {
+void prune_orphans(HookRegistry &r) {
   for (auto it = r.orphans.begin(); it != r.orphans.end();)
     it = it->second.impl.expired() ? r.orphans.erase(it) : std::next(it);
 }
@@ -58,7 +58,7 @@ void set_hook(const torch::nn::Module &module, std::shared_ptr<OffloadHook> hook
   auto weak = module.weak_from_this();
   hook->owner_shared = !weak.expired();
   hook->owner = weak;
-  Registry &r = registry();
+  HookRegistry &r = hook_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (const auto &p : hook->params)
     r.orphans.erase(p.address);
@@ -68,7 +68,7 @@ void set_hook(const torch::nn::Module &module, std::shared_ptr<OffloadHook> hook
 }
 
 std::shared_ptr<OffloadHook> find_hook(const torch::nn::Module &module) {
-  Registry &r = registry();
+  HookRegistry &r = hook_registry();
   if (r.size.load(std::memory_order_relaxed) == 0)
     return nullptr;
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -84,7 +84,7 @@ std::shared_ptr<OffloadHook> find_hook(const torch::nn::Module &module) {
 }
 
 void drop_hook(const torch::nn::Module &module, bool orphan) {
-  Registry &r = registry();
+  HookRegistry &r = hook_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.hooks.find(&module);
   if (it == r.hooks.end())
@@ -98,7 +98,7 @@ void drop_hook(const torch::nn::Module &module, bool orphan) {
 }
 
 std::optional<std::string> orphan_name(const torch::Tensor &param) {
-  Registry &r = registry();
+  HookRegistry &r = hook_registry();
   if (r.size.load(std::memory_order_relaxed) == 0 || !param.defined())
     return std::nullopt;
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -108,9 +108,9 @@ std::optional<std::string> orphan_name(const torch::Tensor &param) {
   return it->second.name;
 }
 
-bool has_orphans() { return registry().orphan_count.load(std::memory_order_relaxed) != 0; }
+bool has_orphans() { return hook_registry().orphan_count.load(std::memory_order_relaxed) != 0; }
 
-bool registry_empty() { return registry().size.load(std::memory_order_relaxed) == 0; }
+bool registry_empty() { return hook_registry().size.load(std::memory_order_relaxed) == 0; }
 
 OffloadedParam make_record(const std::string &local, const std::string &key, const torch::Tensor &param) {
   return OffloadedParam{local,
