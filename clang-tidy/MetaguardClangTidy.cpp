@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MetaguardModule.h"
+#include "MetaguardVersion.h"
 #include "utils/ClangCompat.h"
 
 #include "clang-tidy/tool/ClangTidyMain.h"
@@ -33,8 +34,7 @@ ClangTidyModuleRegistry::Add<MetaguardModule> Registration(ModuleName,
                                                            ModuleDescription);
 
 void printMetaguardVersion(llvm::raw_ostream &OS) {
-  OS << "metaguard " METAGUARD_VERSION
-        " (metaguard-* checks built into clang-tidy " LLVM_MAJOR_STRING ")\n";
+  printBuiltInVersion(OS, "clang-tidy");
 }
 
 /// Clang looks for its builtin headers (stddef.h, ...) in

@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "MetaguardModule.h"
+#include "MetaguardVersion.h"
 #include "utils/ClangCompat.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <string>
@@ -64,6 +67,9 @@ int main(int Argc, char *Argv[]) {
   // binary, <bin>/../lib/clang/19, which holds nothing for metaguard-clangd in
   // a build tree or under another prefix. Unless the user chose, use the ones
   // of the LLVM it was built with.
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &OS) {
+    clang::tidy::metaguard::printBuiltInVersion(OS, "clangd");
+  });
   std::vector<char *> Args(Argv, Argv + Argc);
   static std::string ResourceDir =
       std::string("--resource-dir=") + METAGUARD_CLANG_RESOURCE_DIR;

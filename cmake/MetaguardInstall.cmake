@@ -3,6 +3,7 @@
 #   lib/metaguard/libmetaguard_tidy.so      the clang-tidy plugin, found by the driver beside it
 #   lib/metaguard/libmetaguard_tidy-llvm<N>.so   the plugins for further LLVM majors
 #   lib/metaguard/metaguard_*.py            the driver's modules
+#   lib/metaguard/metaguard-version.txt     the version they report
 #   <libdir>/libmetaguard.a, include/metaguard/   the runtime
 #   <libdir>/cmake/metaguard/               find_package(metaguard CONFIG)
 #   share/metaguard/checks/*.md             the check pages (SARIF rule descriptions)
@@ -47,6 +48,11 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/metaguard-tidy
 file(GLOB METAGUARD_DRIVER_MODULES ${PROJECT_SOURCE_DIR}/tools/metaguard_*.py)
 install(FILES ${METAGUARD_DRIVER_MODULES}
   DESTINATION ${METAGUARD_INSTALL_PLUGINDIR} COMPONENT metaguard)
+# The installed driver has no CMakeLists.txt to read its version from
+# (tools/metaguard_version.py): it reads this file beside its modules.
+file(WRITE ${PROJECT_BINARY_DIR}/metaguard-version.txt "${PROJECT_VERSION}\n")
+install(FILES ${PROJECT_BINARY_DIR}/metaguard-version.txt
+  DESTINATION ${METAGUARD_INSTALL_PLUGINDIR} COMPONENT metaguard)
 
 # ---- metaguard-clangd -----------------------------------------------------
 # Built only with METAGUARD_BUILD_CLANGD; its own component and Debian package
@@ -78,8 +84,10 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/metaguardConfig.cmake.
   ${PROJECT_BINARY_DIR}/metaguardConfig.cmake
   INSTALL_DESTINATION ${METAGUARD_INSTALL_CMAKEDIR}
   PATH_VARS METAGUARD_INSTALL_PLUGINDIR CMAKE_INSTALL_BINDIR)
-write_basic_package_version_file(${PROJECT_BINARY_DIR}/metaguardConfigVersion.cmake
-  COMPATIBILITY SameMinorVersion)
+# metaguard's own rule, not one of write_basic_package_version_file's: it
+# also accepts requests for the minor release before (the template says why).
+configure_file(${PROJECT_SOURCE_DIR}/cmake/metaguardConfigVersion.cmake.in
+  ${PROJECT_BINARY_DIR}/metaguardConfigVersion.cmake @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/metaguardConfig.cmake
   ${PROJECT_BINARY_DIR}/metaguardConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/MetaguardFindTorch.cmake

@@ -48,6 +48,7 @@ for binary in metaguard-clang-tidy metaguard-clangd; do
   strip -o "$package/bin/$binary" "$METAGUARD_BUILD_DIR/bin/$binary"
 done
 cp "$METAGUARD_ROOT"/tools/metaguard_*.py "$package/driver/"
+echo "$version" >"$package/driver/metaguard-version.txt"
 cp -r "/usr/lib/llvm-$major/lib/clang/$major/include" "$package/lib/clang/$major/"
 
 "$tools_env/bin/python" -m build --wheel --no-isolation --outdir "$stage/dist" "$stage" >"$stage/build.log" ||

@@ -43,9 +43,10 @@ import metaguard_fixes
 import metaguard_plugins
 import metaguard_regions
 import metaguard_sarif
+import metaguard_version
 import metaguard_wholeprogram
 
-VERSION = "0.1.0"
+VERSION = metaguard_version.version()
 DEFAULT_CHECKS = "-*,metaguard-*"
 SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".cu")
 DIAG_RE = re.compile(

@@ -33,6 +33,8 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 # wheel's 2.x): projects configured by the tests get the same one.
 config.substitutions.append(("%torch_dir", "-DTorch_DIR=" + config.torch_config_dir))
 config.substitutions.append(("%torch_version", config.torch_version))
+# metaguard's version (CMakeLists.txt): every artefact must report this one.
+config.substitutions.append(("%version", config.metaguard_version))
 if config.tidy_plugin_built.upper() in ("ON", "TRUE", "1", "YES"):
     config.available_features.add("tidy-plugin")
 # Plugins for further LLVM majors (METAGUARD_EXTRA_LLVM_VERSIONS).
