@@ -80,7 +80,7 @@ TEST(PytorchCheckpoint, ReadsShardsThroughTheirIndex) {
     copy_into(dir, kReference / name, name);
   const auto checkpoint = metaguard::open_checkpoint(dir.path());
   EXPECT_TRUE(checkpoint->sharded());
-  EXPECT_EQ(checkpoint->files().size(), 3u);
+  EXPECT_EQ(checkpoint->file_paths().size(), 3u);
   EXPECT_EQ(checkpoint->path_of("steps"), dir / "pytorch_model-00002-of-00002.bin");
   EXPECT_TRUE(torch::equal(checkpoint->tensor("fc.weight"), w()));
   EXPECT_EQ(checkpoint->metadata().size(), 0u); // total_size is a number, not a string

@@ -6,6 +6,7 @@
 #include <metaguard/safetensors.h>
 
 #include <filesystem>
+#include <future> // kept: code written against the first release used std::future through it
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ public:
 
   // The safetensors files, shard by shard in file order.
   const std::vector<SafetensorsFile> &shard_files() const { return opened_files(); }
+  // shard_files(), by the name it had in the first release; it hides
+  // CheckpointReader::files(), the paths, which file_paths() gives.
+  [[deprecated("use shard_files(), or file_paths() for the files' paths")]]
+  const std::vector<SafetensorsFile> &files() const { return opened_files(); }
 
 private:
   void open_sharded(const std::filesystem::path &index, const SafetensorsOptions &options);

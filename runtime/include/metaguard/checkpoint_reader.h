@@ -33,7 +33,10 @@ public:
   virtual const char *format() const = 0;
   virtual bool sharded() const = 0;
   // Every file a load reads: the weights files, and the index when sharded.
-  virtual std::vector<std::filesystem::path> files() const = 0;
+  virtual std::vector<std::filesystem::path> file_paths() const = 0;
+  // file_paths(). Not virtual: SafetensorsCheckpoint keeps the files() of
+  // its first release, which returns its opened files.
+  std::vector<std::filesystem::path> files() const { return file_paths(); }
   // Every tensor name, file by file.
   virtual const std::vector<std::string> &names() const = 0;
   virtual bool contains(std::string_view name) const = 0;
@@ -102,7 +105,7 @@ template <class File> class ShardedCheckpoint : public CheckpointReader {
 public:
   const std::filesystem::path &folder() const override { return folder_; }
   bool sharded() const override { return !index_.empty(); }
-  std::vector<std::filesystem::path> files() const override {
+  std::vector<std::filesystem::path> file_paths() const override {
     std::vector<std::filesystem::path> paths;
     if (sharded())
       paths.push_back(index_);

@@ -55,7 +55,4 @@ private:
   std::map<std::string, std::string> keys_;
 };
 
-// The name this class had when only safetensors were read.
-using SafetensorsWeightsMap = CheckpointWeightsMap;
-
 } // namespace metaguard

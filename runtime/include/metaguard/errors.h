@@ -52,6 +52,9 @@ public:
     io,          // the operating system refused a read, a write or a rename
   };
   FormatError(Kind kind, const std::string &what) : Error(what), kind_(kind) {}
+  // The message alone, as before errors had kinds: an application's own
+  // "this checkpoint is unusable" is `malformed` unless it says otherwise.
+  explicit FormatError(const std::string &what) : FormatError(Kind::malformed, what) {}
   Kind kind() const noexcept { return kind_; }
 
 private:

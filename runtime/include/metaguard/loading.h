@@ -12,6 +12,7 @@
 // dtype and device. Peak memory is about the model's size plus one tensor.
 #pragma once
 
+#include <metaguard/checkpoint.h> // SafetensorsCheckpoint, which it declared in the first release
 #include <metaguard/checkpoint_reader.h>
 #include <metaguard/config.h>
 #include <metaguard/device.h>

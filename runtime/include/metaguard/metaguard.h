@@ -19,6 +19,7 @@
 #include <metaguard/pretrained_model.h>
 #include <metaguard/safetensors.h>
 #include <metaguard/checkpoint_weights_map.h>
+#include <metaguard/safetensors_weights_map.h>
 #include <metaguard/saving.h>
 #include <metaguard/size.h>
 #include <metaguard/weights_map.h>

@@ -24,6 +24,9 @@ public:
   // remembers its config, so save_pretrained writes config.json and the
   // folder reloads with from_pretrained<Model>(dir) alone.
   explicit PreTrainedModel(Config config) : config_(std::move(config)) {}
+  // A module name, as torch::nn::Module(std::string) takes: without this
+  // overload PreTrainedModel("name") would be ambiguous with the Config one.
+  explicit PreTrainedModel(const char *name) : Module(std::string(name)) {}
   ~PreTrainedModel() override;
 
   // The overloads with a device throw OffloadError listing the offloaded
