@@ -44,6 +44,13 @@ echo "== ctest: runtime"
 (cd "$METAGUARD_BUILD_DIR" && ctest --output-on-failure -j "$METAGUARD_JOBS") 2>&1 | tee "$logs/ctest.log"
 ctest_status=${PIPESTATUS[0]}
 
+# The shared runtime library against the ABI recorded for its SONAME, and
+# the public API programs run against it (tools/abi-check.sh; docs/
+# contributing.md, "Versions and compatibility").
+echo "== ABI: the shared runtime library"
+bash "$METAGUARD_ROOT/tools/abi-check.sh" 2>&1 | tee "$logs/abi.log"
+abi_status=${PIPESTATUS[0]}
+
 # The same runtime, its tests and the interop suite against the second
 # LibTorch: 2.x, from the torch wheel of the Python test environment. The
 # checks are not built again (their 2.x header runs are part of lit above);
@@ -175,6 +182,10 @@ add_ctest "$logs/ctest.log" "$ctest_status"
 add_ctest "$logs/ctest-torch2.log" "$t2_ctest_status"
 add_lit "$logs/lit-torch2.log" "$t2_lit_status"
 add_lit "$logs/lit-majors.log" "$majors_status"
+abi_passed=$(sed -n 's/^abi-check: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$logs/abi.log")
+abi_failed=$(sed -n 's/^abi-check: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$logs/abi.log")
+passed=$((passed + ${abi_passed:-0})); failed=$((failed + ${abi_failed:-0}))
+if [ "$abi_status" -ne 0 ] && [ "${abi_failed:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
 failed=$((failed + wheel_status))
 if [ "$passed" -eq 0 ]; then echo "no test ran"; failed=$((failed + 1)); fi
 echo "summary: $passed passed, $failed failed"

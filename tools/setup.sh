@@ -68,6 +68,9 @@ METAGUARD_PACKAGES=(
   # editor its end-to-end test drives.
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 neovim
   libicu72 dpkg-dev file
+  # tools/abi-check.sh: abidw and abidiff (libabigail), which compare the
+  # shared runtime library's ABI with the release's.
+  abigail-tools
   # Debian's LibTorch calls the BLAS that the alternatives system names
   # libblas.so.3; the reference one it pulls in is about 20x slower on a
   # forward than OpenBLAS (docs/benchmarks.md, "BLAS"). Installing OpenBLAS
