@@ -11,7 +11,6 @@
 #include "utils/ClangCompat.h"
 
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -67,9 +66,11 @@ int main(int Argc, char *Argv[]) {
   // binary, <bin>/../lib/clang/19, which holds nothing for metaguard-clangd in
   // a build tree or under another prefix. Unless the user chose, use the ones
   // of the LLVM it was built with.
-  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &OS) {
-    clang::tidy::metaguard::printBuiltInVersion(OS, "clangd");
-  });
+  // clangd replaces the version printer (cl::SetVersionPrinter), which drops
+  // any extra one: name metaguard's version before clangd names its own.
+  for (int I = 1; I < Argc; ++I)
+    if (llvm::StringRef(Argv[I]).ltrim('-') == "version")
+      clang::tidy::metaguard::printBuiltInVersion(llvm::outs(), "clangd");
   std::vector<char *> Args(Argv, Argv + Argc);
   static std::string ResourceDir =
       std::string("--resource-dir=") + METAGUARD_CLANG_RESOURCE_DIR;
