@@ -84,7 +84,8 @@ metaguard_sid_llvm_root() {
 }
 
 # The Debian unstable chroot ($METAGUARD_SID_DIR/chroot), made once, with
-# clang-tidy-$1 installed (once per major).
+# clang-tidy-$1 installed (once per major; an install cut short is finished
+# by the next run, which finds no stamp).
 metaguard_sid_chroot() {
   local major=$1 root="$METAGUARD_SID_DIR/chroot"
   if [ ! -f "$root/.metaguard-base" ]; then
@@ -108,7 +109,8 @@ metaguard_sid_chroot() {
       root=$1 major=$2
       mount --rbind /proc "$root/proc" && mount --rbind /dev "$root/dev" &&
       chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-        sh -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends clang-tidy-$major >/dev/null && apt-get clean"
+        sh -c "dpkg --configure -a && apt-get update -qq &&
+               apt-get install -y -qq --no-install-recommends clang-tidy-$major >/dev/null && apt-get clean"
     ' sh "$root" "$major" >&2 || return 1
     chroot "$root" dpkg-query -W "clang-tidy-$major" >"$root/.metaguard-clang-tidy-$major" || return 1
   fi
