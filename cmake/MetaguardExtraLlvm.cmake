@@ -6,6 +6,15 @@
 # where that major ships clangd's libraries, and its lit suites for the checks
 # and the tools (<build>/llvm<N>/test/checks, test/tools). The plugin is copied
 # to <build>/lib/libmetaguard_tidy-llvm<N>.so, the name it is installed under.
+#
+# A major whose LLVM is not in /usr/lib/llvm-<N> (e.g. one Debian 12 lacks,
+# unpacked from another release's packages by tools/llvm-sid.sh) is found
+# through METAGUARD_LLVM<N>_ROOT, that major's LLVM folder (holding
+# lib/cmake/llvm and include/), and its tests run METAGUARD_LLVM<N>_CLANG_TIDY
+# (a clang-tidy of that major, or a program that runs one). Such a tree's
+# static libraries are built for its own release's C library and C++ runtime,
+# so nothing is linked from them: the plugin only, no metaguard-clangd or
+# metaguard-clang-tidy.
 include(ExternalProject)
 
 set(METAGUARD_EXTRA_PLUGINS "")
@@ -13,12 +22,24 @@ foreach(major IN LISTS METAGUARD_EXTRA_LLVM_VERSIONS)
   if(major STREQUAL METAGUARD_LLVM_VERSION)
     continue()
   endif()
-  if(NOT major MATCHES "^[0-9]+$" OR major LESS 14 OR major GREATER 22)
+  if(NOT major MATCHES "^[0-9]+$" OR major LESS 14 OR major GREATER 23)
     message(FATAL_ERROR "METAGUARD_EXTRA_LLVM_VERSIONS: '${major}' is not an LLVM major "
-      "from 14 to 22")
+      "from 14 to 23")
   endif()
   set(dir ${CMAKE_BINARY_DIR}/llvm${major})
   set(plugin ${CMAKE_BINARY_DIR}/lib/libmetaguard_tidy-llvm${major}.so)
+  set(METAGUARD_LLVM${major}_ROOT "" CACHE PATH
+    "LLVM ${major}'s folder (lib/cmake/llvm, include/) when not /usr/lib/llvm-${major}")
+  set(METAGUARD_LLVM${major}_CLANG_TIDY "" CACHE FILEPATH
+    "The clang-tidy ${major} the LLVM ${major} plugin's tests run, when not clang-tidy-${major}")
+  set(elsewhere_args "")
+  if(METAGUARD_LLVM${major}_ROOT)
+    list(APPEND elsewhere_args -DMETAGUARD_LLVM_ROOT=${METAGUARD_LLVM${major}_ROOT}
+      -DMETAGUARD_BUILD_CLANGD=OFF -DMETAGUARD_BUILD_CLANG_TIDY=OFF)
+  endif()
+  if(METAGUARD_LLVM${major}_CLANG_TIDY)
+    list(APPEND elsewhere_args -DMETAGUARD_CLANG_TIDY=${METAGUARD_LLVM${major}_CLANG_TIDY})
+  endif()
   ExternalProject_Add(metaguard_tidy_llvm${major}
     SOURCE_DIR ${PROJECT_SOURCE_DIR}
     BINARY_DIR ${dir}
@@ -34,6 +55,7 @@ foreach(major IN LISTS METAGUARD_EXTRA_LLVM_VERSIONS)
       -DMETAGUARD_BUILD_TESTS=${METAGUARD_BUILD_TESTS}
       # The tools' SARIF tests use the validator the main build installed.
       -DMETAGUARD_SARIF_MULTITOOL=${CMAKE_BINARY_DIR}/sarif-multitool/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
+      ${elsewhere_args}
     # The sources are this tree's: let the sub-build's own Ninja decide what
     # changed, every time.
     BUILD_ALWAYS ON

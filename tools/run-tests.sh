@@ -7,8 +7,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 set +e
 run_start=$(date +%s)
 # The plugin's further LLVM majors, built and tested last (see their leg
-# below); their Debian packages are installed with the others.
-test_majors="${METAGUARD_TEST_LLVM_VERSIONS-14;16;22}"
+# below); their Debian packages are installed with the others, except for
+# those Debian 12 lacks (METAGUARD_SID_LLVM_VERSIONS: 23), which come from
+# Debian unstable into the cache (tools/llvm-sid.sh).
+test_majors="${METAGUARD_TEST_LLVM_VERSIONS-14;16;22;23}"
 # Of those, the ones whose driver, SARIF, whole-program and metaguard-clangd
 # tests run too (19's run in the main lit run).
 tools_majors="${METAGUARD_TEST_TOOLS_LLVM_VERSIONS-22}"
@@ -119,12 +121,40 @@ fi
 # major's own lit run of the checks' cases with its own clang-tidy, the tools'
 # suite for $tools_majors, and the packaging tests that install every plugin.
 # The cases on LibTorch's real headers stay on 19 (above) and on the majors in
-# $tools_majors, unless METAGUARD_MAJORS_REAL_HEADERS=1. Last, and skipped
+# $tools_majors, unless METAGUARD_MAJORS_REAL_HEADERS=1. A major from Debian
+# unstable (23) is built here against its headers from the cache and its cases
+# run with the clang-tidy of a cached Debian unstable chroot (its first run
+# downloads them: see tools/llvm-sid.sh); that chroot has no LibTorch, so its
+# real-header cases never run. Last, and skipped
 # (saying so) when the run has already taken METAGUARD_MAJORS_BUDGET_MINUTES
 # (default 50): on a machine with no caches at all the rest takes most of
 # CI's 90 minutes, and a run with warm caches takes a few minutes for it.
-majors_status=0
-rm -f "$logs/lit-majors.log"
+majors_status=0 sid_failed=0
+rm -f "$logs/lit-majors.log" "$logs/majors-sid.log"
+# Makes ready the majors of $test_majors that come from Debian unstable (their
+# headers, the chroot with their clang-tidy, from the cache after the first
+# run) and leaves out of $test_majors those that could not be.
+prepare_sid_majors() {
+  local major ready="" sid_start
+  for major in ${test_majors//;/ }; do
+    if metaguard_is_sid_major "$major"; then
+      sid_start=$(date +%s)
+      if [ "$(id -u)" -ne 0 ]; then
+        echo "majors: LLVM $major SKIPPED: its clang-tidy runs in a Debian unstable chroot, which needs root"
+        continue
+      elif ! metaguard_sid_prepare "$major" >>"$logs/majors-sid.log" 2>&1; then
+        sid_failed=$((sid_failed + 1))
+        echo "majors: LLVM $major from Debian unstable: set-up FAILED (log: $logs/majors-sid.log)"
+        tail -n 40 "$logs/majors-sid.log"
+        continue
+      fi
+      echo "majors: LLVM $major from Debian unstable ready in $(( $(date +%s) - sid_start ))s" \
+           "($(tail -n 1 "$logs/majors-sid.log"))"
+    fi
+    ready="${ready:+$ready;}$major"
+  done
+  test_majors=$ready
+}
 if [ -n "$test_majors" ]; then
   echo "== LLVM ${test_majors//;/, }: the plugin built and tested with each major's clang-tidy"
   majors_start=$(date +%s)
@@ -132,11 +162,15 @@ if [ -n "$test_majors" ]; then
   if [ "$elapsed" -ge "${METAGUARD_MAJORS_BUDGET_MINUTES:-50}" ]; then
     echo "majors: SKIPPED: this run has taken $elapsed minutes already (budget" \
          "${METAGUARD_MAJORS_BUDGET_MINUTES:-50}); a run with warm caches tests them"
+  elif prepare_sid_majors && [ -z "$test_majors" ]; then
+    echo "majors: none left to build"
   elif METAGUARD_EXTRA_LLVM_VERSIONS="$test_majors" metaguard_build >"$logs/majors-build.log" 2>&1; then
     quick=() full=("$METAGUARD_BUILD_DIR/test/package/install-tree-majors.test"
                    "$METAGUARD_BUILD_DIR/test/package/deb.test")
     for major in ${test_majors//;/ }; do
-      if [[ ";$tools_majors;" == *";$major;"* ]]; then
+      if metaguard_is_sid_major "$major"; then
+        quick+=("$METAGUARD_BUILD_DIR/llvm$major/test/checks")
+      elif [[ ";$tools_majors;" == *";$major;"* ]]; then
         full+=("$METAGUARD_BUILD_DIR/llvm$major/test/checks" "$METAGUARD_BUILD_DIR/llvm$major/test/tools")
       elif [ "${METAGUARD_MAJORS_REAL_HEADERS:-0}" = "1" ]; then
         full+=("$METAGUARD_BUILD_DIR/llvm$major/test/checks")
@@ -186,7 +220,7 @@ abi_passed=$(sed -n 's/^abi-check: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "
 abi_failed=$(sed -n 's/^abi-check: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$logs/abi.log")
 passed=$((passed + ${abi_passed:-0})); failed=$((failed + ${abi_failed:-0}))
 if [ "$abi_status" -ne 0 ] && [ "${abi_failed:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
-failed=$((failed + wheel_status))
+failed=$((failed + wheel_status + sid_failed))
 if [ "$passed" -eq 0 ]; then echo "no test ran"; failed=$((failed + 1)); fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -24,6 +24,8 @@ METAGUARD_EXTRA_LLVM_VERSIONS="${METAGUARD_EXTRA_LLVM_VERSIONS:-}"
 # test environment.
 METAGUARD_CACHE_DIR="${METAGUARD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/metaguard}"
 METAGUARD_PYTHON_ENV="${METAGUARD_PYTHON_ENV:-$METAGUARD_CACHE_DIR/python}"
+# LLVM majors Debian 12 lacks, from Debian unstable (METAGUARD_SID_LLVM_VERSIONS).
+source "$METAGUARD_ROOT/tools/llvm-sid.sh"
 # CMake's precompiled headers are included with -include; ccache caches such
 # compilations only with this sloppiness.
 export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}"
@@ -91,11 +93,17 @@ METAGUARD_SARIF_MULTITOOL_DIR="$METAGUARD_BUILD_DIR/sarif-multitool"
 
 # What a further LLVM major needs: its clang-tidy, clang-tidy's headers
 # (libclang-N-dev, which also holds clangd's static libraries where Debian
-# ships them) and its CMake packages (llvm-N-dev, clang-N).
+# ships them) and its CMake packages (llvm-N-dev, clang-N). A major Debian 12
+# lacks (METAGUARD_SID_LLVM_VERSIONS) comes from Debian unstable into the
+# cache instead (tools/llvm-sid.sh), with nothing installed but debootstrap.
 metaguard_llvm_packages() {
   local major
   for major in ${METAGUARD_EXTRA_LLVM_VERSIONS//;/ }; do
-    echo "clang-$major clang-tidy-$major libclang-$major-dev llvm-$major-dev"
+    if metaguard_is_sid_major "$major"; then
+      echo debootstrap
+    else
+      echo "clang-$major clang-tidy-$major libclang-$major-dev llvm-$major-dev"
+    fi
   done
 }
 
@@ -157,6 +165,14 @@ metaguard_build() {
   else
     extra+=(-DMETAGUARD_BUILD_TESTS=ON -DMETAGUARD_BUILD_BENCH=ON)
   fi
+  # A further major from elsewhere than /usr/lib/llvm-N (metaguard_sid_prepare
+  # exports these): its LLVM folder and the clang-tidy its tests run.
+  local major var
+  for major in ${METAGUARD_EXTRA_LLVM_VERSIONS//;/ }; do
+    for var in "METAGUARD_LLVM${major}_ROOT" "METAGUARD_LLVM${major}_CLANG_TIDY"; do
+      if [ -n "${!var:-}" ]; then extra+=("-D$var=${!var}"); fi
+    done
+  done
   cmake -S "$METAGUARD_ROOT" -B "$METAGUARD_BUILD_DIR" -G Ninja \
     -DCMAKE_BUILD_TYPE="$METAGUARD_BUILD_TYPE" \
     -DMETAGUARD_EXTRA_LLVM_VERSIONS="$METAGUARD_EXTRA_LLVM_VERSIONS" "${extra[@]}" >/dev/null

@@ -1,6 +1,6 @@
 //===--- ClangCompat.h - metaguard-tidy -------------------------*- C++ -*-===//
 //
-// Every difference between the LLVM majors the checks build for (14 to 22),
+// Every difference between the LLVM majors the checks build for (14 to 23),
 // in one place. The rest of checks/ and clangd/ call these names and never
 // test LLVM_VERSION_MAJOR themselves; docs/llvm-versions.md lists them.
 //
@@ -28,6 +28,16 @@
 #include "clang-tidy/ClangTidyModule.h"
 #else
 #include "clang-tidy/ClangTidyModuleRegistry.h"
+#endif
+
+// clang::index::generateUSRForDecl (whole-program summaries' keys): declared
+// in clang/Index/ up to LLVM 22; 23 moved it, same namespace and name, into
+// clang/UnifiedSymbolResolution/ (the clangUnifiedSymbolResolution library,
+// still exported by libclang-cpp). Detected from the headers.
+#if __has_include("clang/UnifiedSymbolResolution/USRGeneration.h")
+#include "clang/UnifiedSymbolResolution/USRGeneration.h"
+#else
+#include "clang/Index/USRGeneration.h"
 #endif
 
 #include <cstdint>

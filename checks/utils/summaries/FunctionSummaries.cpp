@@ -1,6 +1,7 @@
 //===--- FunctionSummaries.cpp - metaguard-tidy ----------------*- C++ -*-===//
 
 #include "utils/summaries/FunctionSummaries.h"
+#include "utils/ClangCompat.h"
 #include "utils/analysis/FunctionBodies.h"
 #include "utils/analysis/NameList.h"
 #include "utils/domain/LoaderCalls.h"
@@ -10,7 +11,6 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
-#include "clang/Index/USRGeneration.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"

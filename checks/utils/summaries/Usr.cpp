@@ -1,8 +1,8 @@
 //===--- Usr.cpp - metaguard-tidy ------------------------------*- C++ -*-===//
 
 #include "utils/summaries/Usr.h"
+#include "utils/ClangCompat.h"
 
-#include "clang/Index/USRGeneration.h"
 #include "llvm/ADT/SmallString.h"
 
 namespace clang::tidy::metaguard {

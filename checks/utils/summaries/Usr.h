@@ -4,8 +4,10 @@
 // function summaries across translation units, the same for a function's
 // declaration in a header and its definition in another file.
 //
-// clang::index::generateUSRForDecl lives in clangIndex. The plugin links no
-// Clang library: the symbol comes from the host, and both hosts have it
+// clang::index::generateUSRForDecl lives in clangIndex (since LLVM 23 in
+// clangUnifiedSymbolResolution, whose header utils/ClangCompat.h picks when
+// it is there). The plugin links no Clang library: the symbol comes from the
+// host, and both hosts have it
 // (clang-tidy-19 through libclang-cpp.so.19.1, which exports it;
 // metaguard-clangd links clangIndex itself, clangd's index uses it).
 // test/checks/plugin-symbols.test loads the plugin with every symbol bound

@@ -4,12 +4,17 @@ the plugins of further LLVM majors: each is installed under its own name and
 built for its major; the CMake package names it (from a downstream project's
 configure log); and the installed driver, given only --clang-tidy
 clang-tidy-N, pairs it with that clang-tidy and finds the downstream app's
-bug. Prints one line per major and a last line "N majors ok" when all are.
+bug. A major with no clang-tidy-N on this machine (one taken from Debian
+unstable, whose clang-tidy runs in a chroot without LibTorch's headers:
+tools/llvm-sid.sh) is checked without the driver run; its plugin's own lit
+cases load it into that clang-tidy. Prints one line per major and a last line
+"N majors ok" when all are.
 
 usage: check-majors.py PREFIX "14;16;22" BUILD_DIR SOURCE [CONFIGURE_LOG]
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -29,6 +34,13 @@ for major in majors:
     if log is not None and not re.search(
             rf"downstream: LLVM {major}: .*libmetaguard_tidy-llvm{major}\.so", log):
         problems.append(f"the CMake package does not name the plugin for LLVM {major}")
+    if not shutil.which(f"clang-tidy-{major}", path=env.get("PATH")):
+        if problems:
+            print(f"LLVM {major}: FAIL: " + "; ".join(problems))
+        else:
+            ok += 1
+            print(f"LLVM {major}: ok, installed (no clang-tidy-{major} here to run it with)")
+        continue
     run = subprocess.run([os.path.join(prefix, "bin", "metaguard-tidy"), "-p", build,
                           "--clang-tidy", f"clang-tidy-{major}", "--exit-zero", source],
                          capture_output=True, text=True, env=env)
