@@ -50,8 +50,10 @@ ctest_status=${PIPESTATUS[0]}
 # the public API programs run against it (tools/abi-check.sh; docs/
 # contributing.md, "Versions and compatibility").
 echo "== ABI: the shared runtime library"
+abi_start=$(date +%s)
 bash "$METAGUARD_ROOT/tools/abi-check.sh" 2>&1 | tee "$logs/abi.log"
 abi_status=${PIPESTATUS[0]}
+echo "abi: took $(( $(date +%s) - abi_start ))s"
 
 # The same runtime, its tests and the interop suite against the second
 # LibTorch: 2.x, from the torch wheel of the Python test environment. The
