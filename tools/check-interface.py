@@ -20,13 +20,14 @@ import os
 import re
 import sys
 
+import metaguard_version
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The .def files are read as the option pages' generator reads them.
 _spec = importlib.util.spec_from_file_location("gen_option_docs", os.path.join(HERE, "gen-option-docs.py"))
 declarations = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(declarations)
 
-PROJECT_VERSION = re.compile(r"^\s*project\(\s*metaguard\s+VERSION\s+(\d+)\.(\d+)\.(\d+)", re.M)
 RECORD = re.compile(r"checks-(\d+)\.(\d+)\.json$")
 
 
@@ -44,11 +45,10 @@ def read_interface(root):
 
 
 def project_version(root):
-    with open(os.path.join(root, "CMakeLists.txt")) as f:
-        m = PROJECT_VERSION.search(f.read())
-    if not m:
+    version = metaguard_version.from_source_tree(root)
+    if not version:
         sys.exit("CMakeLists.txt: no 'project(metaguard VERSION X.Y.Z' to read the version from")
-    return tuple(int(part) for part in m.groups())
+    return tuple(int(part) for part in version.split(".")[:2])
 
 
 def newest_record(root):
@@ -103,7 +103,7 @@ def main():
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     if args.record:
-        major, minor, _ = project_version(args.root)
+        major, minor = project_version(args.root)
         path = os.path.join(args.root, "compat", f"checks-{major}.{minor}.json")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:

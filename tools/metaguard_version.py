@@ -22,9 +22,10 @@ def _stamped():
         return None
 
 
-def _from_source_tree():
+def from_source_tree(root=os.path.join(_HERE, os.pardir)):
+    """The version a source tree's CMakeLists.txt declares, or None."""
     try:
-        with open(os.path.join(_HERE, os.pardir, "CMakeLists.txt"), encoding="utf-8") as lists:
+        with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as lists:
             match = _PROJECT_RE.search(lists.read())
     except OSError:
         return None
@@ -33,4 +34,4 @@ def _from_source_tree():
 
 def version():
     """The version of the metaguard this driver belongs to."""
-    return _stamped() or _from_source_tree() or "unknown"
+    return _stamped() or from_source_tree() or "unknown"
