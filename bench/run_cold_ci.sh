@@ -13,7 +13,10 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 chroot_dir="${1:-/srv/metaguard-cold}"
-mirror="${METAGUARD_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+# The mirror this machine's apt uses for Debian's main archive, unless named.
+mirror="${METAGUARD_DEBIAN_MIRROR:-$(apt-cache policy 2>/dev/null |
+  awk '$3 ~ /^[a-z]+\/main$/ && $3 !~ /-(security|updates)\// && $4 == "amd64" { print $2; exit }')}"
+[ -n "$mirror" ] || { echo "run_cold_ci: no Debian mirror in apt's sources; set METAGUARD_DEBIAN_MIRROR" >&2; exit 2; }
 # What runs in the clone; another command checks the set-up of the chroot.
 command="${METAGUARD_COLD_COMMAND:-bash .ci/run}"
 

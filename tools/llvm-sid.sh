@@ -21,7 +21,18 @@
 
 METAGUARD_SID_LLVM_VERSIONS="${METAGUARD_SID_LLVM_VERSIONS-23}"
 METAGUARD_SID_DIR="${METAGUARD_SID_DIR:-$METAGUARD_CACHE_DIR/llvm-sid}"
-METAGUARD_SID_MIRROR="${METAGUARD_SID_MIRROR:-http://deb.debian.org/debian}"
+
+# The Debian mirror this machine's apt already uses for its main archive (sid
+# lives beside bookworm there), unless METAGUARD_SID_MIRROR names one.
+metaguard_sid_mirror() {
+  if [ -n "${METAGUARD_SID_MIRROR:-}" ]; then
+    echo "$METAGUARD_SID_MIRROR"
+    return 0
+  fi
+  apt-cache policy 2>/dev/null |
+    awk '$3 ~ /^[a-z]+\/main$/ && $3 !~ /-(security|updates)\// && $4 == "amd64" { print $2; exit }' |
+    grep . || { echo "metaguard: no Debian mirror in this machine's apt sources; set METAGUARD_SID_MIRROR" >&2; return 1; }
+}
 
 # Removes the folder $1 unless something is mounted inside it (a bind mount
 # of this machine's files left by a chroot, which rm -rf would descend into).
@@ -46,7 +57,9 @@ metaguard_sid_apt() {
   shift
   mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/sources.list.d"
   [ -f "$state/status" ] || : >"$state/status"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $METAGUARD_SID_MIRROR sid main" \
+  local mirror
+  mirror=$(metaguard_sid_mirror) || return 1
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror sid main" \
     >"$state/sources.list"
   apt-get -q -o Dir::Etc::sourcelist="$state/sources.list" \
     -o Dir::Etc::sourceparts="$state/sources.list.d" -o Dir::State::Lists="$state/lists" \
@@ -90,12 +103,14 @@ metaguard_sid_chroot() {
   local major=$1 root="$METAGUARD_SID_DIR/chroot"
   if [ ! -f "$root/.metaguard-base" ]; then
     command -v debootstrap >/dev/null || { echo "metaguard: debootstrap is not installed" >&2; return 1; }
+    local mirror
+    mirror=$(metaguard_sid_mirror) || return 1
     echo "metaguard: making a Debian unstable chroot in $root (debootstrap)" >&2
     metaguard_sid_remove "$root.tmp" && mkdir -p "$root.tmp" || return 1
     # In a mount namespace of its own: whatever debootstrap mounts inside the
     # chroot goes away with it, even when it fails half-way.
     unshare --mount --propagation private \
-      debootstrap --variant=minbase sid "$root.tmp" "$METAGUARD_SID_MIRROR" >&2 || return 1
+      debootstrap --variant=minbase sid "$root.tmp" "$mirror" >&2 || return 1
     # This machine's apt settings for the mirror (e.g. a mirror whose Release
     # files are past their Valid-Until, a proxy) apply inside too.
     apt-config dump | grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy)' \
